@@ -203,6 +203,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		int wait_ms = next_frame > now
 		                      ? (int)((next_frame - now) / 1000000) + 1
 		                      : 0;
+		/* News come many times a frame while the run runs: the
+		 * screen listens for them only while it is stopped. */
+		ms_screen_listen(scr, view_stopped(s.view));
 		int key = ms_screen_key(scr, wait_ms);
 		/* What a key does, or news the controller woke the screen
 		 * for, shows at once, within the frame rate. */

@@ -45,6 +45,7 @@ struct ms_screen {
 	ms_mouse mouse; /* the last MS_KEY_MOUSE */
 	int wake_fd;    /* ms_screen_opts.wake_fd; 0: none */
 	bool woken;     /* a wake was read since ms_screen_woken */
+	bool listen;    /* key waits end on a wake (ms_screen_listen) */
 };
 
 static ms_screen *active;
@@ -534,6 +535,12 @@ key_or_wake(ms_screen *s, int timeout_ms)
 	return r == ERR ? MS_KEY_NONE : key_of(s, r, ch);
 }
 
+void
+ms_screen_listen(ms_screen *s, bool on)
+{
+	s->listen = on;
+}
+
 bool
 ms_screen_woken(ms_screen *s)
 {
@@ -545,7 +552,7 @@ ms_screen_woken(ms_screen *s)
 int
 ms_screen_key(ms_screen *s, int timeout_ms)
 {
-	if (s->wake_fd > 0 && s->wake_fd < FD_SETSIZE &&
+	if (s->listen && s->wake_fd > 0 && s->wake_fd < FD_SETSIZE &&
 	    fileno(s->in) < FD_SETSIZE && timeout_ms != 0)
 		return key_or_wake(s, timeout_ms);
 	wint_t ch;

@@ -490,8 +490,8 @@ typedef struct ms_screen_opts {
 	bool color;       /* try colours (after NO_COLOR was applied) */
 	bool signals;     /* install SIGINT/SIGTERM/SIGHUP flag handlers */
 	/* Readable when the program has news to draw: a key wait ends
-	 * then (ms_screen_woken says so), and may then last without
-	 * limit. 0 = none (read, non-blocking, never closed here). */
+	 * then while the screen listens (ms_screen_listen; ms_screen_woken
+	 * says so). 0 = none (read, non-blocking, never closed here). */
 	int wake_fd;
 } ms_screen_opts;
 
@@ -510,6 +510,10 @@ bool ms_screen_draw(ms_screen *s, const ms_canvas *c);
 /* Next key, waiting up to timeout_ms (-1: no limit); MS_KEY_NONE on
  * timeout, a signal, or a wake (ms_screen_opts.wake_fd). */
 int ms_screen_key(ms_screen *s, int timeout_ms);
+/* Whether key waits also end on a wake (off when opened): a program
+ * whose news come many times a frame listens only while it has nothing
+ * else to draw. */
+void ms_screen_listen(ms_screen *s, bool on);
 /* A wake was read since the last call (and clears it). */
 bool ms_screen_woken(ms_screen *s);
 /* How many waits for a key or a wake the screen has begun (a test's: a
