@@ -717,8 +717,21 @@ live_read(ms_replay *r)
 	live_read_as(r, false);
 }
 
-/* The live reader: idle while no merge is in flight, else a reading
- * every LIVE_PERIOD_MS until live_stop. */
+/* A merge under way: one released from its barrier (a merge held at its
+ * barrier has not run, and its counters do not move). mu held. */
+static bool
+merge_running(const ms_replay *r)
+{
+	for (size_t i = 0; i < r->nclaims; i++)
+		if (r->claims[i].release_mono)
+			return true;
+	return false;
+}
+
+/* The live reader: asleep while no merge runs (none in flight, or every
+ * one held at its barrier: a run stopped there costs nothing), else a
+ * reading every LIVE_PERIOD_MS until live_stop. A merge's release wakes
+ * it (claim_released). */
 static void *
 live_main(void *arg)
 {
@@ -726,10 +739,11 @@ live_main(void *arg)
 	ms_rusage_name_thread("ms-live");
 	pthread_mutex_lock(&r->mu);
 	while (!r->live_stop) {
-		if (r->nclaims == 0) {
+		if (!merge_running(r)) {
 			pthread_cond_wait(&r->live_cv, &r->mu);
 			continue;
 		}
+		r->live_reads++;
 		pthread_mutex_unlock(&r->mu);
 		live_read(r);
 		pthread_mutex_lock(&r->mu);
@@ -742,6 +756,15 @@ live_main(void *arg)
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
+}
+
+uint64_t
+ms__replay_live_reads(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	uint64_t n = r->live_reads;
+	pthread_mutex_unlock(&r->mu);
+	return n;
 }
 
 static int
@@ -1342,6 +1365,7 @@ claim_released(ms_replay *r, uint64_t seq)
 	for (size_t i = 0; i < r->nclaims; i++)
 		if (r->claims[i].seq == seq)
 			r->claims[i].release_mono = ms_mono_ns();
+	pthread_cond_signal(&r->live_cv); /* it runs: the live reader reads */
 }
 
 /* Engine dispatch hook: the barrier. */
@@ -1360,7 +1384,6 @@ on_dispatch(void *arg, const ms_dispatch *d)
 		               : MS_PICKER_PARTS_LIMIT;
 		for (size_t i = 0; i < c->n; i++)
 			c->ids[i] = d->inputs[i].id;
-		pthread_cond_signal(&r->live_cv);
 	}
 	/* A run-to target set from now on is behind this dispatch. */
 	if (d->seq > r->past_seq)
@@ -1742,6 +1765,27 @@ recorder_check(ms_replay *r, ms_errbuf *eb)
 /* How many times run_cooldown dispatches a finalize that failed. */
 #define FINALIZE_TRIES 5
 
+/* Stopped at a barrier with no merge running (the dispatcher waits in
+ * on_dispatch, so none can start or end): nothing the engine does can
+ * change until a command releases the run or closes it. Wait for that
+ * without waking (it looked every WAIT_SLICE_NS). mu held. */
+static void
+wait_released(ms_replay *r)
+{
+	while (!r->abort_req && r->state == MS_REPLAY_BREAK &&
+	       r->has_pending && !merge_running(r))
+		pthread_cond_wait(&r->cv, &r->mu);
+}
+
+uint64_t
+ms__replay_slices(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	uint64_t n = r->idle_slices;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
 /*
  * Wait for merge-idle, bounded (design 5). `what` names the wait in the
  * error ("merge-idle after publication 12"). Returns 0; MS_ERR_CANCELED
@@ -1757,6 +1801,10 @@ wait_idle_bounded(ms_replay *r, const char *what, ms_errbuf *eb)
 	uint64_t stops = r->stops;
 	pthread_mutex_unlock(&r->mu);
 	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		wait_released(r);
+		r->idle_slices++;
+		pthread_mutex_unlock(&r->mu);
 		int64_t left = limit - waited, t0 = ms_mono_ns();
 		int rc = ms_engine_wait_idle(
 		        r->engine, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);

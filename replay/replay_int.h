@@ -697,6 +697,13 @@ typedef struct ms__replay_test {
 /* Let a run opened with hold_day begin its day. */
 void ms__replay_release_day(ms_replay *r);
 
+/* How many readings the live reader has taken so far: none while every
+ * merge in flight is held at its barrier. */
+uint64_t ms__replay_live_reads(ms_replay *r);
+/* How many slices the controller's waits for merge-idle have taken: none
+ * while the run stands at a barrier with no merge running. */
+uint64_t ms__replay_slices(ms_replay *r);
+
 /* A test hook's delay: sleep ns (nothing when ns <= 0). */
 static inline void
 ms__test_delay(int64_t ns)
@@ -817,7 +824,9 @@ struct ms_replay {
 	ms_link_stats live_base[MS_EV_LINKS_MAX];
 	bool live_circuit;
 	bool live_stop, live_started;
-	pthread_cond_t live_cv; /* a merge was dispatched, or stop */
+	pthread_cond_t live_cv; /* a merge was released, or stop */
+	uint64_t live_reads; /* the live reader's readings (a test's) */
+	uint64_t idle_slices; /* merge-idle's wait slices (a test's) */
 	pthread_t live_thread;
 	/* The lifecycle table (controller.c): entries packed in the order
 	 * their IDs were first seen, track[0, track_n) of track_cap

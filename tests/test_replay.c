@@ -1681,6 +1681,40 @@ db_count(sqlite3 *h, const char *sql)
 	return n;
 }
 
+/* Held at the barrier of the only merge in flight, the run costs
+ * nothing: the live reader takes no reading while it is held (it read
+ * every 50 ms before), nor does the controller's wait for merge-idle
+ * look again (it did every 250 ms), and both go on once the merge is
+ * released. The window is only watched: nothing waits for anything in
+ * it. */
+static void
+test_break_costs_nothing(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "bp-idle", "skywalking", true, false,
+	                            "merge=1");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	uint64_t held = ms__replay_live_reads(r);
+	/* A wait slice under way as the run stopped ends within 250 ms:
+	 * the window is longer. */
+	struct timespec window = { 0, 300 * 1000000L };
+	nanosleep(&window, NULL);
+	uint64_t slices = ms__replay_slices(r);
+	nanosleep(&window, NULL);
+	assert_int_equal(ms__replay_live_reads(r), held);
+	assert_int_equal(ms__replay_slices(r), slices);
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	assert_true(ms__replay_live_reads(r) > held);
+	assert_true(ms__replay_slices(r) > slices);
+	ms_replay_close(r);
+	free(st);
+}
+
 /* Held at the barrier of a merge that will sample (the `sampling`
  * breakpoint), the dispatch carries the staging plan that merge then
  * makes and records: the same estimate, batches and preferred limit. A
@@ -3170,6 +3204,7 @@ main(void)
 		cmocka_unit_test(test_break_mature),
 		cmocka_unit_test(test_break_merge_n),
 		cmocka_unit_test(test_break_sampling_carries_plan),
+		cmocka_unit_test(test_break_costs_nothing),
 		cmocka_unit_test(test_close_at_finalize_barrier_aborted),
 		cmocka_unit_test(test_close_at_primary_barrier_drops_held),
 		cmocka_unit_test(test_break_time),

@@ -20,9 +20,11 @@
 #include "ms_tui.h"
 #include "tui_int.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char out_text[16384], err_text[16384];
@@ -974,6 +976,36 @@ test_say_wrapped_keeps_paths_whole(void **state)
 	free(buf);
 }
 
+/* The thread that takes a session's stop signals sleeps until one comes:
+ * an idle session wakes it not once (it woke every 50 ms, 20 times a
+ * second, for as long as the TUI stood paused). The window is only
+ * watched: nothing waits for anything in it. A SIGTERM that comes then
+ * is still the session's stop signal, and so is a SIGHUP the main thread
+ * takes itself (it wakes the thread to look). */
+static void
+test_stopper_sleeps_until_a_signal(void **state)
+{
+	(void)state;
+	/* One thread: the signals sent to the process reach the stopper. */
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	int threads = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		threads += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(threads, 1);
+	ms__stopper s;
+	assert_int_equal(ms__stopper_start(&s), 0);
+	struct timespec window = { 0, 300 * 1000000L };
+	nanosleep(&window, NULL);
+	assert_int_equal(atomic_load(&s.wakes), 0);
+	assert_int_equal(kill(getpid(), SIGTERM), 0);
+	assert_int_equal(ms__stopper_end(&s), SIGTERM);
+	assert_int_equal(ms__stopper_start(&s), 0);
+	assert_int_equal(pthread_kill(pthread_self(), SIGHUP), 0);
+	assert_int_equal(ms__stopper_end(&s), SIGHUP);
+}
+
 int
 main(void)
 {
@@ -1002,6 +1034,7 @@ main(void)
 		cmocka_unit_test(test_notes_long_line_dropped_whole),
 		cmocka_unit_test(test_variants_hint_skips_dangling_link),
 		cmocka_unit_test(test_say_wrapped_keeps_paths_whole),
+		cmocka_unit_test(test_stopper_sleeps_until_a_signal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

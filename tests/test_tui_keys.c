@@ -17,10 +17,14 @@
 #include "tui_int.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct fx {
@@ -3222,6 +3226,167 @@ test_session_loop(void **state)
 	ms_tui_view_free(model);
 }
 
+/* A session whose snapshots are counted; the test's thread wakes it and
+ * types into it. */
+static struct idle_watch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned snapshots;
+	fake_ctl *fake;
+} idle_watch = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+	         NULL };
+
+static int
+counted_snapshot(void *self, ms_tui_view *v, ms_errbuf *eb)
+{
+	pthread_mutex_lock(&idle_watch.mu);
+	idle_watch.snapshots++;
+	pthread_cond_broadcast(&idle_watch.cv);
+	pthread_mutex_unlock(&idle_watch.mu);
+	return fake_snapshot(self, v, eb);
+}
+
+static unsigned
+snapshots_seen(void)
+{
+	pthread_mutex_lock(&idle_watch.mu);
+	unsigned n = idle_watch.snapshots;
+	pthread_mutex_unlock(&idle_watch.mu);
+	return n;
+}
+
+/* Wait (at most 30 s: a hang guard, far past any frame) for n snapshots. */
+static bool
+snapshots_reach(unsigned n)
+{
+	struct timespec end;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 30;
+	pthread_mutex_lock(&idle_watch.mu);
+	int rc = 0;
+	while (idle_watch.snapshots < n && rc == 0)
+		rc = pthread_cond_timedwait(&idle_watch.cv, &idle_watch.mu,
+		                            &end);
+	bool ok = idle_watch.snapshots >= n;
+	pthread_mutex_unlock(&idle_watch.mu);
+	return ok;
+}
+
+struct idle_session {
+	const ms_tui_ctl *ctl;
+	ms_tui_opts o;
+	int rc;
+};
+
+static void *
+idle_session_main(void *arg)
+{
+	struct idle_session *x = arg;
+	ms_errbuf eb = { "" };
+	x->rc = ms_tui_run(x->ctl, &x->o, &eb);
+	return NULL;
+}
+
+/* Stopped at a barrier with nothing changing, a session woken by its
+ * controller's news (ms_tui_opts.wake_fd) takes no snapshot after the
+ * first frame that draws nothing new: it took one at 33, 99, 231, 495
+ * ms... and then every second. The news brings a frame at once, and a
+ * key still ends the wait. The window is only watched: nothing waits for
+ * anything in it. */
+static void
+test_session_idle_until_news(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	ms_tui_ctl_ops ops = *ctl.ops;
+	ops.snapshot = counted_snapshot;
+	ctl.ops = &ops;
+	int keys_in[2], news[2];
+	assert_int_equal(pipe(keys_in), 0);
+	assert_int_equal(pipe(news), 0);
+	assert_int_equal(fcntl(news[0], F_SETFL, O_NONBLOCK), 0);
+	FILE *in = fdopen(keys_in[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	struct idle_session x = { .ctl = &ctl };
+	x.o = (ms_tui_opts){ .in = in, .out = out, .term = "xterm-256color",
+		             .ascii = true, .wake_fd = news[0] };
+	idle_watch.snapshots = 0;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, idle_session_main, &x), 0);
+	/* Before the loop, the first frame, the frame that drew nothing
+	 * new. */
+	assert_true(snapshots_reach(3));
+	struct timespec window = { 1, 200 * 1000000L };
+	nanosleep(&window, NULL);
+	assert_int_equal(snapshots_seen(), 3);
+	assert_int_equal(write(news[1], "n", 1), 1);
+	assert_true(snapshots_reach(4));
+	assert_int_equal(write(keys_in[1], "q", 1), 1);
+	pthread_join(t, NULL);
+	assert_int_equal(x.rc, 0);
+	fclose(in);
+	close(keys_in[1]);
+	close(news[0]);
+	close(news[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
+/* Input at its end (a file, a terminal gone) is readable for ever: a
+ * session waiting for a key or news does not spin on it (each wait would
+ * end at once), it waits for news or a signal (SIGHUP ends it). The
+ * window is only watched: nothing waits for anything in it. */
+static void
+test_session_input_at_end_waits(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	ms_tui_ctl_ops ops = *ctl.ops;
+	ops.snapshot = counted_snapshot;
+	ctl.ops = &ops;
+	int news[2];
+	assert_int_equal(pipe(news), 0);
+	assert_int_equal(fcntl(news[0], F_SETFL, O_NONBLOCK), 0);
+	FILE *in = fopen("/dev/null", "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	struct idle_session x = { .ctl = &ctl };
+	x.o = (ms_tui_opts){ .in = in, .out = out, .term = "xterm-256color",
+		             .ascii = true, .wake_fd = news[0] };
+	idle_watch.snapshots = 0;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, idle_session_main, &x), 0);
+	assert_true(snapshots_reach(3));
+	struct timespec window = { 0, 500 * 1000000L };
+	nanosleep(&window, NULL);
+	unsigned long waits = ms__screen_waits;
+	nanosleep(&window, NULL);
+	assert_true(ms__screen_waits - waits <= 1);
+	assert_int_equal(write(news[1], "n", 1), 1);
+	assert_true(snapshots_reach(4));
+	assert_int_equal(pthread_kill(t, SIGHUP), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(x.rc, 0);
+	fclose(in);
+	close(news[0]);
+	close(news[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
 static void
 test_incomplete_controller(void **state)
 {
@@ -3404,6 +3569,8 @@ main(void)
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),
+		cmocka_unit_test(test_session_idle_until_news),
+		cmocka_unit_test(test_session_input_at_end_waits),
 		cmocka_unit_test(test_incomplete_controller),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,11 @@
  * wait for the next one, up to MS__IDLE_MAX_NS (ms__pace_next). A key or
  * a resize ends the wait at once and is drawn at once; a change the run
  * makes by itself while stopped (a merge of another lane ending, the
- * gates read at the end) shows within that second.
+ * gates read at the end) shows within that second. With a wake
+ * descriptor (ms_tui_opts.wake_fd: the replay's notify) the screen waits
+ * for the controller's news instead: the first frame that draws nothing
+ * new waits up to MS_TUI_IDLE_WAKE_MAX_S, and the news ends the wait and
+ * is drawn at once (within a second while the view is settling).
  *
  * Ways out, all through ms_screen_close (which gives the terminal back):
  * q/F10, a signal (the handler sets a flag this loop polls), or an error
@@ -123,6 +127,10 @@ ms__pace_next(ms__pacer *p, bool stopped, bool changed)
 		p->wait_ns = p->frame_ns;
 		return p->wait_ns;
 	}
+	if (p->idle_ns > 0) {
+		p->wait_ns = p->idle_ns;
+		return p->wait_ns;
+	}
 	p->wait_ns = p->wait_ns > MS__IDLE_MAX_NS / 2 ? MS__IDLE_MAX_NS
 	                                              : p->wait_ns * 2;
 	return p->wait_ns;
@@ -172,6 +180,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		.term = opts->term,
 		.color = color,
 		.signals = true,
+		.wake_fd = opts->wake_fd,
 	};
 	ms_screen *scr;
 	rc = ms_screen_open(&scr, &so, eb);
@@ -185,6 +194,8 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	ms_canvas canvas;
 	ms_canvas_init(&canvas);
 	ms__pacer pace = { .frame_ns = frame_ns, .wait_ns = frame_ns };
+	if (opts->wake_fd > 0)
+		pace.idle_ns = MS_TUI_IDLE_WAKE_MAX_S * 1000000000LL;
 	int64_t next_frame = 0, last_frame = 0;
 	ms_session_snapshot(&s); /* keys before the first frame see state */
 	while (!s.quit && !ms_screen_interrupted()) {
@@ -192,9 +203,14 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		int wait_ms = next_frame > now
 		                      ? (int)((next_frame - now) / 1000000) + 1
 		                      : 0;
+		/* News come many times a frame while the run runs: the
+		 * screen listens for them only while it is stopped. */
+		ms_screen_listen(scr, view_stopped(s.view));
 		int key = ms_screen_key(scr, wait_ms);
-		/* What a key does shows at once, within the frame rate. */
-		if (key != MS_KEY_NONE && next_frame > last_frame + frame_ns)
+		/* What a key does, or news the controller woke the screen
+		 * for, shows at once, within the frame rate. */
+		if ((key != MS_KEY_NONE || ms_screen_woken(scr)) &&
+		    next_frame > last_frame + frame_ns)
 			next_frame = last_frame + frame_ns;
 		while (key != MS_KEY_NONE && !s.quit) {
 			if (key == MS_KEY_RESIZE) {
@@ -235,8 +251,11 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		               ms_screen_draw(scr, &canvas);
 		s.dirty = false;
 		last_frame = now;
-		next_frame = now + ms__pace_next(&pace, view_stopped(s.view),
-		                                 changed);
+		int64_t wait =
+		        ms__pace_next(&pace, view_stopped(s.view), changed);
+		if (s.view->settling && wait > MS__IDLE_MAX_NS)
+			wait = MS__IDLE_MAX_NS;
+		next_frame = now + wait;
 	}
 	ms_screen_close(scr);
 	ms_canvas_release(&canvas);

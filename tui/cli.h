@@ -9,6 +9,9 @@
 #include "ms_pipeline.h"
 #include "tui_int.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -356,6 +359,23 @@ int ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,
  * made, empty: ms__supervise_created), "opened" (the replay open, its
  * run recorded, not started: ms__supervise_run). */
 void ms__test_stop(const char *point);
+/* The stop signals of a `tui` session (cmd_tui.c, its file comment):
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE blocked on every thread but SIGHUP
+ * on the caller's, taken by a thread that sleeps until one comes.
+ * ms__stopper_start: 0, or the error number of the thread that could not
+ * start (nothing changed). ms__stopper_end puts the mask and the actions
+ * back and returns the first stop signal of the session, 0 if none. */
+#define MS__STOPPER_HANDLED 3
+typedef struct ms__stopper {
+	pthread_t main, thread;
+	sigset_t all, old; /* the four; the mask before */
+	struct sigaction act[MS__STOPPER_HANDLED]; /* the actions before */
+	int sfd, wake[2]; /* signalfd of the three it takes; wake pipe */
+	atomic_bool done;
+	atomic_uint wakes; /* the thread's returns from its wait (a test's) */
+} ms__stopper;
+int ms__stopper_start(ms__stopper *s);
+int ms__stopper_end(ms__stopper *s);
 /* The curses screen is up (restore the terminal on a crash) or down. */
 void ms__supervise_screen(bool up);
 

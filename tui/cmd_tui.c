@@ -15,12 +15,14 @@
  * is 128 + the signal (130, 143, 129, 141). The screen's handlers only
  * raise a flag and do not say which signal came, so the session blocks
  * the four in every thread (the replay's threads inherit the mask) but
- * lets SIGHUP through on the main thread: a stopper thread takes SIGINT,
- * SIGTERM and SIGPIPE with sigtimedwait, notes which one, and while the
- * session loop runs sends SIGHUP to the main thread until the loop has
- * seen the flag (a signal that comes while the parts are staged skips the
- * loop). A flag with no signal noted was a SIGHUP of its own. A write to
- * a closed pipe fails with EPIPE instead of killing the process.
+ * lets SIGHUP through on the main thread: a stopper thread sleeps in
+ * poll on a signalfd until SIGINT, SIGTERM or SIGPIPE comes (no wakeups
+ * while none does), notes which one, and while the session loop runs
+ * sends SIGHUP to the main thread until the loop has seen the flag (a
+ * signal that comes while the parts are staged skips the loop). A SIGHUP
+ * that on_hup notes wakes it through a pipe to do the same. A flag with no signal noted was a
+ * SIGHUP of its own. A write to a closed pipe fails with EPIPE instead
+ * of killing the process.
  */
 #include "cli.h"
 
@@ -29,7 +31,10 @@
 #include "ms_replay_events.h"
 #include "ms_thread.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -138,9 +144,49 @@ struct reopen_ctx {
 	char work[4096 + 32];
 };
 
+/* The write end of the session's news pipe (-1: none), whose read end
+ * wakes the screen (ms_tui_opts.wake_fd): the replay's notify writes a
+ * byte to it, from any thread. A full pipe has news in it already. */
+static atomic_int news_fd = -1;
+
+static void
+on_news(void *arg)
+{
+	(void)arg;
+	int fd = atomic_load(&news_fd);
+	if (fd >= 0) {
+		ssize_t w = write(fd, "n", 1);
+		(void)w;
+	}
+}
+
+/* The news pipe, non-blocking, not inherited; false when it could not be
+ * made (the screen then looks every second, as without it). */
+static bool
+news_open(int p[2])
+{
+	if (pipe(p))
+		return false;
+	for (int i = 0; i < 2; i++) {
+		fcntl(p[i], F_SETFD, FD_CLOEXEC);
+		fcntl(p[i], F_SETFL, O_NONBLOCK);
+	}
+	atomic_store(&news_fd, p[1]);
+	return true;
+}
+
+/* After the session's replays are closed (none notifies any more). */
+static void
+news_close(int p[2])
+{
+	atomic_store(&news_fd, -1);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* The replay options of a session: the command line's, paused or not, at
  * speed, with a checkpoint to go back to every 60 logical minutes or
- * --checkpoint-every. */
+ * --checkpoint-every; its news wake the screen. */
 static void
 session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
              bool paused, double speed)
@@ -148,6 +194,8 @@ session_opts(ms_replay_opts *ro, const ms__run_args *a, const ms__run_cfg *cfg,
 	ms__replay_opts_from(ro, a, cfg);
 	ro->start_paused = paused;
 	ro->speed = speed;
+	ro->notify = on_news;
+	ro->notify_arg = NULL;
 	ro->checkpoint_every_ns = a->checkpoint_every_set
 	                                  ? a->checkpoint_every_ns
 	                                  : MS_REPLAY_CHECKPOINT_EVERY_DEFAULT_NS;
@@ -193,51 +241,113 @@ static atomic_int stop_sig; /* lock-free: safe in a handler and across
  * sent SIGHUP, which would otherwise interrupt its system calls. */
 static atomic_bool in_loop;
 
+/* The write end of the running stopper's wake pipe, -1 while none runs:
+ * on_hup wakes it through it. */
+static atomic_int stopper_wake = -1;
+
 static void
 on_hup(int sig)
 {
 	(void)sig;
 	int none = 0;
 	atomic_compare_exchange_strong(&stop_sig, &none, SIGHUP);
+	int fd = atomic_load(&stopper_wake);
+	if (fd >= 0) {
+		int e = errno; /* write is async-signal-safe; errno kept */
+		ssize_t w = write(fd, "h", 1);
+		(void)w; /* full: a wake is there already */
+		errno = e;
+	}
 }
 
 /* The signals whose actions the session changes (SIGHUP here, SIGINT,
  * SIGTERM and SIGHUP the screen) and puts back. */
 static const int handled[] = { SIGINT, SIGTERM, SIGHUP };
+_Static_assert(sizeof(handled) / sizeof(*handled) == MS__STOPPER_HANDLED,
+               "ms__stopper keeps an action for each handled signal");
 
-struct stopper {
-	pthread_t main, thread;
-	sigset_t all, old; /* the four; the mask before */
-	struct sigaction act[sizeof(handled) / sizeof(*handled)]; /* before */
-	atomic_bool done;
-};
+/* Wait up to timeout_ms (-1: for ever) for a stop signal or a wake; a
+ * signal taken is noted (the first one counts), the wakes are read. */
+static void
+stopper_take(ms__stopper *s, int timeout_ms)
+{
+	struct pollfd p[2] = { { .fd = s->sfd, .events = POLLIN },
+		               { .fd = s->wake[0], .events = POLLIN } };
+	int n = poll(p, 2, timeout_ms);
+	atomic_fetch_add(&s->wakes, 1);
+	if (n <= 0)
+		return;
+	struct signalfd_siginfo si;
+	if ((p[0].revents & POLLIN) &&
+	    read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int none = 0;
+		atomic_compare_exchange_strong(&stop_sig, &none,
+		                               (int)si.ssi_signo);
+	}
+	char buf[64];
+	if (p[1].revents & POLLIN)
+		while (read(s->wake[0], buf, sizeof(buf)) > 0)
+			;
+}
 
 static void *
 stopper_main(void *arg)
 {
-	struct stopper *s = arg;
-	sigset_t take = s->all;
-	sigdelset(&take, SIGHUP);
+	ms__stopper *s = arg;
+	/* Asleep until a stop signal comes or on_hup or the session's end
+	 * wakes it: an idle session costs nothing. */
+	while (!atomic_load(&stop_sig) && !atomic_load(&s->done))
+		stopper_take(s, -1);
+	/* Stopped: SIGHUP to the main thread while the session loop runs,
+	 * again every 50 ms until the session ends (a SIGHUP that came
+	 * before the screen was up is forgotten when it comes up; one
+	 * just before a key read blocks is seen after the next). */
 	while (!atomic_load(&s->done)) {
-		struct timespec ts = { 0, 50000000 };
-		int sig = sigtimedwait(&take, NULL, &ts);
-		int none = 0;
-		if (sig > 0)
-			atomic_compare_exchange_strong(&stop_sig, &none, sig);
-		/* Again every 50 ms: a SIGHUP that came before the screen
-		 * was up is forgotten when it comes up. */
-		if (atomic_load(&stop_sig) && atomic_load(&in_loop))
+		if (atomic_load(&in_loop))
 			pthread_kill(s->main, SIGHUP);
+		stopper_take(s, 50);
 	}
 	return NULL;
 }
 
+/* The stopper's descriptors: a signalfd of SIGINT, SIGTERM and SIGPIPE,
+ * and the wake pipe. 0 or the error number, none left open. */
+static int
+stopper_fds(ms__stopper *s)
+{
+	sigset_t take = s->all;
+	sigdelset(&take, SIGHUP);
+	s->wake[0] = s->wake[1] = -1;
+	s->sfd = signalfd(-1, &take, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sfd < 0)
+		return errno;
+	if (pipe(s->wake)) {
+		int e = errno;
+		close(s->sfd);
+		return e;
+	}
+	for (int i = 0; i < 2; i++) {
+		fcntl(s->wake[i], F_SETFD, FD_CLOEXEC);
+		fcntl(s->wake[i], F_SETFL, O_NONBLOCK);
+	}
+	return 0;
+}
+
+static void
+stopper_close(ms__stopper *s)
+{
+	close(s->sfd);
+	close(s->wake[0]);
+	close(s->wake[1]);
+}
+
 /* Block the four stop signals everywhere but SIGHUP on this thread, and
  * start the thread that takes the others. 0, or the error number of the
- * thread that could not start, with the mask put back (no thread would
- * take SIGINT, SIGTERM or SIGPIPE: Ctrl-C would do nothing). */
-static int
-stopper_start(struct stopper *s)
+ * thread (or of its descriptors) that could not start, with the mask put
+ * back (no thread would take SIGINT, SIGTERM or SIGPIPE: Ctrl-C would do
+ * nothing). */
+int
+ms__stopper_start(ms__stopper *s)
 {
 	memset(s, 0, sizeof(*s));
 	atomic_store(&stop_sig, 0);
@@ -248,11 +358,15 @@ stopper_start(struct stopper *s)
 	sigaddset(&s->all, SIGHUP);
 	sigaddset(&s->all, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &s->all, &s->old);
-	int e = ms_thread_start(&s->thread, MS_THREAD_STACK, stopper_main, s);
+	int e = stopper_fds(s);
+	if (!e && (e = ms_thread_start(&s->thread, MS_THREAD_STACK,
+	                               stopper_main, s)))
+		stopper_close(s);
 	if (e) {
 		pthread_sigmask(SIG_SETMASK, &s->old, NULL);
 		return e;
 	}
+	atomic_store(&stopper_wake, s->wake[1]);
 	for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 		sigaction(handled[i], NULL, &s->act[i]);
 	struct sigaction sa;
@@ -280,12 +394,16 @@ stopped_by(void)
 /* Stop the thread, take what is still pending (so nothing is delivered
  * later) and put the mask and the actions back. Returns the first stop
  * signal of the session, 0 if none came. */
-static int
-stopper_end(struct stopper *s)
+int
+ms__stopper_end(ms__stopper *s)
 {
-	pthread_sigmask(SIG_BLOCK, &s->all, NULL);
+	pthread_sigmask(SIG_BLOCK, &s->all, NULL); /* on_hup: no more */
+	atomic_store(&stopper_wake, -1);
 	atomic_store(&s->done, true);
+	ssize_t w = write(s->wake[1], "e", 1);
+	(void)w; /* full: a wake is there already */
 	pthread_join(s->thread, NULL);
+	stopper_close(s);
 	int sig = stopped_by();
 	struct timespec zero = { 0, 0 };
 	int late;
@@ -459,7 +577,6 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 {
 	ms_replay_opts ro;
 	session_opts(&ro, a, cfg, paused, speed);
-	/* No notify hook: the session loop polls at its frame rate. */
 	ms_replay *r = NULL;
 	ms_errbuf eb = { "" };
 	/* A terminal the screen cannot draw on is refused before the run
@@ -536,8 +653,8 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
         size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
         FILE *out, FILE *err)
 {
-	struct stopper st;
-	int e = stopper_start(&st);
+	ms__stopper st;
+	int e = ms__stopper_start(&st);
 	if (e) {
 		/* Before anything is opened: a session that Ctrl-C cannot
 		 * stop is not started (and the run's own threads would find
@@ -549,9 +666,15 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		fprintf(err, "mergescope tui: %s\n", eb.msg);
 		return MS_EXIT_ERROR;
 	}
-	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, topts, out,
+	ms_tui_opts o = *topts;
+	int news[2];
+	bool woken = news_open(news);
+	o.wake_fd = woken ? news[0] : 0;
+	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, &o, out,
 	                     err);
-	int sig = stopper_end(&st);
+	if (woken)
+		news_close(news);
+	int sig = ms__stopper_end(&st);
 	return sig ? 128 + sig : rc;
 }
 

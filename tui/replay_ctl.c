@@ -45,7 +45,8 @@ struct ms_replay_ctl {
 	 * run is DONE (retried a few times until its rows are there). */
 	size_t nrecon;
 	ms_ev_recon recon[MS_VIEW_MAX_RECON];
-	unsigned recon_tries, recon_wait;
+	unsigned recon_tries;
+	int64_t recon_last; /* when it was last tried (monotonic ns) */
 	uint64_t recon_seeks; /* the replay's seeks when they were read */
 	ms_replay_status st;
 	/* The go on its way (if any) went back: it re-runs to its point. */
@@ -308,7 +309,7 @@ c_restart(void *self, const ms_tui_target *t, char *db, size_t dbn,
 		note = left; /* the replaced run's shard, said in the footer */
 	}
 	c->replay = n;
-	c->nrecon = c->recon_tries = c->recon_wait = 0;
+	c->nrecon = c->recon_tries = 0;
 	if (db && dbn)
 		snprintf(db, dbn, "%s", ms_replay_db_path(n));
 	c->unstarted.msg[0] = '\0';
@@ -536,14 +537,21 @@ add_recon(void *ctx, const ms_ev_recon *r)
 }
 
 /* Read the reconciliation rows once the run is over: at the first DONE
- * snapshot, then every 30th (about a second) for a few tries while the
- * recorder's last batch may not be committed yet. */
+ * snapshot, then at the first snapshot a second or more after each try,
+ * RECON_TRIES in all, while the recorder's last batch may not be
+ * committed yet (the view says so: settling). It went by the snapshots'
+ * count (every 30th), which a paused screen takes once a second. */
+#define RECON_TRIES 5
+
 static void
 load_recon(ms_replay_ctl *c)
 {
-	if (c->nrecon || c->recon_tries >= 5 || c->recon_wait++ % 30)
+	int64_t now = ms_mono_ns();
+	if (c->nrecon || c->recon_tries >= RECON_TRIES ||
+	    (c->recon_tries && now - c->recon_last < 1000000000LL))
 		return;
 	c->recon_tries++;
+	c->recon_last = now;
 	ms_evdb *db = NULL;
 	ms_errbuf eb = { "" };
 	if (ms_evdb_open(&db, ms_replay_db_path(c->replay), &eb) == 0) {
@@ -784,11 +792,13 @@ snap_gates(ms_replay_ctl *c, ms_tui_view *v, const ms_replay_status *st)
 	/* Rows read at an end are the database's until the run goes back
 	 * (they leave it, and its next end records them again). */
 	if (st->state != MS_REPLAY_DONE || st->seeks != c->recon_seeks) {
-		c->nrecon = c->recon_tries = c->recon_wait = 0;
+		c->nrecon = c->recon_tries = 0;
 		c->recon_seeks = st->seeks;
 	}
 	if (st->state == MS_REPLAY_DONE)
 		load_recon(c);
+	v->settling = st->state == MS_REPLAY_DONE && !c->nrecon &&
+	              c->recon_tries < RECON_TRIES;
 	v->nrecon = c->nrecon;
 	for (size_t i = 0; i < c->nrecon; i++) {
 		copy_str(v->recon[i].name, sizeof(v->recon[i].name),

@@ -25,8 +25,10 @@
 #include <curses.h>
 #include <term.h>
 #include <langinfo.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/select.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +43,9 @@ struct ms_screen {
 	ms_canvas last;
 	wchar_t run[1024];
 	ms_mouse mouse; /* the last MS_KEY_MOUSE */
+	int wake_fd;    /* ms_screen_opts.wake_fd; 0: none */
+	bool woken;     /* a wake was read since ms_screen_woken */
+	bool listen;    /* key waits end on a wake (ms_screen_listen) */
 };
 
 static ms_screen *active;
@@ -164,6 +169,7 @@ ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb)
 	ms_canvas_init(&s->last);
 	s->out = o && o->out ? o->out : stdout;
 	s->in = o && o->in ? o->in : stdin;
+	s->wake_fd = o ? o->wake_fd : 0;
 	/* Keys come from the terminal even when stdin is not one (`tui
 	 * < file`, a pipe): as less and htop do, from /dev/tty. Without
 	 * it no key, q included, ever reached the screen. */
@@ -446,9 +452,109 @@ mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int key_of(ms_screen *s, int r, wint_t ch);
+
+/* Read the wake descriptor empty; true when anything was in it. */
+static bool
+wake_drain(int fd)
+{
+	char buf[64];
+	bool any = false;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		any = true;
+	return any;
+}
+
+/* Input that is still readable after curses read it and made no key of
+ * it is at its end (a file, a terminal gone): it stays readable. */
+static bool
+input_at_end(int in)
+{
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET(in, &rd);
+	struct timespec zero = { 0, 0 };
+	return pselect(in + 1, &rd, NULL, NULL, &zero, NULL) > 0;
+}
+
+/* The input at its end: the rest of the wait is for a wake or a signal
+ * only, or the loop calling this spun a core while stopped. */
+static void
+wake_only(ms_screen *s, const struct timespec *ts, int timeout_ms,
+          const sigset_t *old)
+{
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET(s->wake_fd, &rd);
+	if (pselect(s->wake_fd + 1, &rd, NULL, NULL, timeout_ms < 0 ? NULL : ts,
+	            old) > 0)
+		s->woken |= wake_drain(s->wake_fd);
+}
+
+/* With a wake descriptor: a key curses holds already, else wait up to
+ * timeout_ms (-1: no limit) for input, a wake or a signal, then the key
+ * (MS_KEY_NONE: none). The screen's signals and SIGWINCH stay blocked
+ * from before curses looks at its input until pselect waits, which lets
+ * them in: one that comes in between ends the wait at once (it was
+ * missed until the next timeout). */
+unsigned long ms__screen_waits;
+
+static int
+key_or_wake(ms_screen *s, int timeout_ms)
+{
+	ms__screen_waits++;
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGWINCH);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	wint_t ch;
+	wtimeout(stdscr, 0);
+	int r = wget_wch(stdscr, &ch);
+	if (r == ERR && !interrupted) {
+		int in = fileno(s->in), n = in > s->wake_fd ? in : s->wake_fd;
+		fd_set rd;
+		FD_ZERO(&rd);
+		FD_SET(in, &rd);
+		FD_SET(s->wake_fd, &rd);
+		struct timespec ts = { timeout_ms / 1000,
+			               (long)(timeout_ms % 1000) * 1000000L };
+		int k = pselect(n + 1, &rd, NULL, NULL,
+		                timeout_ms < 0 ? NULL : &ts, &old);
+		bool input = k > 0 && FD_ISSET(in, &rd);
+		if (k > 0 && FD_ISSET(s->wake_fd, &rd))
+			s->woken |= wake_drain(s->wake_fd);
+		if (k != 0)
+			r = wget_wch(stdscr, &ch);
+		if (r == ERR && input && input_at_end(in))
+			wake_only(s, &ts, timeout_ms, &old);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r == ERR ? MS_KEY_NONE : key_of(s, r, ch);
+}
+
+void
+ms_screen_listen(ms_screen *s, bool on)
+{
+	s->listen = on;
+}
+
+bool
+ms_screen_woken(ms_screen *s)
+{
+	bool w = s->woken;
+	s->woken = false;
+	return w;
+}
+
 int
 ms_screen_key(ms_screen *s, int timeout_ms)
 {
+	if (s->listen && s->wake_fd > 0 && s->wake_fd < FD_SETSIZE &&
+	    fileno(s->in) < FD_SETSIZE && timeout_ms != 0)
+		return key_or_wake(s, timeout_ms);
 	wint_t ch;
 	int64_t t0 = timeout_ms > 0 ? mono_ms() : 0;
 	wtimeout(stdscr, timeout_ms);
@@ -463,6 +569,13 @@ ms_screen_key(ms_screen *s, int timeout_ms)
 			napms((int)left);
 		return MS_KEY_NONE;
 	}
+	return key_of(s, r, ch);
+}
+
+/* The MS_KEY_* code of what wget_wch returned (r, not ERR; ch). */
+static int
+key_of(ms_screen *s, int r, wint_t ch)
+{
 	if (r == KEY_CODE_YES) {
 		switch (ch) {
 		case KEY_UP:

@@ -489,6 +489,10 @@ typedef struct ms_screen_opts {
 	const char *term; /* NULL = $TERM */
 	bool color;       /* try colours (after NO_COLOR was applied) */
 	bool signals;     /* install SIGINT/SIGTERM/SIGHUP flag handlers */
+	/* Readable when the program has news to draw: a key wait ends
+	 * then while the screen listens (ms_screen_listen; ms_screen_woken
+	 * says so). 0 = none (read, non-blocking, never closed here). */
+	int wake_fd;
 } ms_screen_opts;
 
 int ms_screen_open(ms_screen **out, const ms_screen_opts *o, ms_errbuf *eb);
@@ -503,8 +507,18 @@ bool ms_screen_unicode(void);
 /* Copy the canvas into the curses screen and update the terminal; true
  * when anything differed from the last frame drawn (or it was forced). */
 bool ms_screen_draw(ms_screen *s, const ms_canvas *c);
-/* Next key, waiting up to timeout_ms; MS_KEY_NONE on timeout. */
+/* Next key, waiting up to timeout_ms (-1: no limit); MS_KEY_NONE on
+ * timeout, a signal, or a wake (ms_screen_opts.wake_fd). */
 int ms_screen_key(ms_screen *s, int timeout_ms);
+/* Whether key waits also end on a wake (off when opened): a program
+ * whose news come many times a frame listens only while it has nothing
+ * else to draw. */
+void ms_screen_listen(ms_screen *s, bool on);
+/* A wake was read since the last call (and clears it). */
+bool ms_screen_woken(ms_screen *s);
+/* How many waits for a key or a wake the screen has begun (a test's: a
+ * loop that spins shows in it). Only the session's thread writes it. */
+extern unsigned long ms__screen_waits;
 /* After MS_KEY_MOUSE: the event. */
 void ms_screen_mouse(const ms_screen *s, ms_mouse *out);
 /* Repaint everything on the next draw (ctrl-L). */
@@ -519,11 +533,15 @@ bool ms__color_wanted(bool no_color_opt);
 
 /* The session loop's frame pacing (app.c): frame_ns apart while the run
  * runs or the screen changes; while the run is stopped and a frame drew
- * nothing new, each such frame doubles the wait, up to MS__IDLE_MAX_NS.
- * Returns the wait before the next frame. */
+ * nothing new, each such frame doubles the wait, up to MS__IDLE_MAX_NS
+ * (or waits idle_ns at once). Returns the wait before the next frame. */
 #define MS__IDLE_MAX_NS 1000000000LL
 typedef struct ms__pacer {
 	int64_t frame_ns, wait_ns;
+	/* 0: MS__IDLE_MAX_NS, by doubling. Else (the screen is woken by
+	 * the controller's news) the first frame that draws nothing new
+	 * waits this long at once. */
+	int64_t idle_ns;
 } ms__pacer;
 int64_t ms__pace_next(ms__pacer *p, bool stopped, bool changed);
 /* A signal asked us to stop (SIGINT, SIGTERM, SIGHUP). */

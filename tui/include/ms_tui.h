@@ -135,7 +135,17 @@ typedef struct ms_tui_opts {
 	/* Optional: receives the event filter in use at the end. */
 	char *filter_out;
 	size_t filter_out_n;
+	/* Optional: a descriptor the controller makes readable when
+	 * something worth redrawing happened (the replay's notify). With
+	 * it a stopped run whose screen does not change is not drawn
+	 * again until then (at the latest MS_TUI_IDLE_WAKE_MAX_S), not
+	 * every second. Non-blocking, read here, not closed. 0 = none. */
+	int wake_fd;
 } ms_tui_opts;
+
+/* With a wake_fd: the longest a stopped, unchanged screen goes without a
+ * frame (a change the controller did not announce shows by then). */
+#define MS_TUI_IDLE_WAKE_MAX_S 60
 
 /*
  * Run an interactive session until the user quits, SIGINT/SIGTERM/SIGHUP

@@ -396,6 +396,10 @@ typedef struct ms_tui_view {
 	 * table): per row primary, cooldown, finalize, total, and the rule
 	 * the row must satisfy ("= dropped") or a remark ("(...)"), or "". */
 	size_t nrecon;
+	/* The controller reads something again shortly (the reconciliation
+	 * rows, not committed yet at DONE): a stopped screen is drawn again
+	 * within a second however long it would wait otherwise. */
+	bool settling;
 	struct {
 		char name[64];
 		uint64_t v[4];
