@@ -572,26 +572,28 @@ since_start(const ms_replay *r)
 	return ms__replay_since_start(r);
 }
 
+/* One lifecycle record of part id: its core and both index parts (bytes
+ * and rows of each; all 0 for a removal). */
 static void
-rec_part(ms_replay *r, enum ms_ev_part_kind what, enum ms_part_kind kind,
-         const ms_part_meta *m, uint64_t id, const char *cause,
-         uint64_t cause_seq, uint64_t epoch)
+rec_part(ms_replay *r, enum ms_ev_part_kind what, uint64_t id,
+         const uint64_t bytes[MS_KIND_COUNT],
+         const uint64_t rows[MS_KIND_COUNT], uint32_t depth,
+         const char *cause, uint64_t cause_seq, uint64_t epoch)
 {
 	ms_ev_part ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.what = what;
 	ev.part_id = id;
-	ev.kind = kind;
 	ev.logical_ns = ms_clock_now(&r->clock);
 	ev.wall_ns = since_start(r);
 	ev.epoch = epoch;
 	copy_str(ev.cause, sizeof(ev.cause), cause);
 	ev.cause_seq = cause_seq;
-	if (m) {
-		ev.bytes = m->compressed_bytes;
-		ev.rows = m->rows;
-		ev.depth = m->depth;
+	for (int k = 0; k < MS_KIND_COUNT; k++) {
+		ev.bytes[k] = bytes ? bytes[k] : 0;
+		ev.rows[k] = rows ? rows[k] : 0;
 	}
+	ev.depth = depth;
 	ms_rec_part(r->rec, &ev, NULL);
 }
 
@@ -1100,29 +1102,25 @@ fill_result(const ms_replay *r, ms_ev_merge *m, const ms_merge_result *res,
 }
 
 /* The part lifecycle records of a completed merge: every input part
- * removed, the output's core and index parts introduced. */
+ * removed, the output introduced (a record each, index parts with it). */
 static void
 rec_merge_parts(ms_replay *r, const ms_dispatch *d, const ms_ev_merge *m)
 {
 	const char *cause = d->finalize ? "finalize" : "merge";
 	for (size_t i = 0; i < d->ninputs; i++)
-		for (int k = 0; k < MS_KIND_COUNT; k++)
-			rec_part(r, MS_EV_PART_REMOVED, (enum ms_part_kind)k,
-			         NULL, d->inputs[i].id, cause, d->seq,
-			         m->epoch_after);
+		rec_part(r, MS_EV_PART_REMOVED, d->inputs[i].id, NULL, NULL, 0,
+		         cause, d->seq, m->epoch_after);
 	if (!m->output.id)
 		return;
-	rec_part(r, MS_EV_PART_INTRODUCED, MS_KIND_CORE, &m->output,
-	         m->output.id, cause, d->seq, m->epoch_after);
-	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++) {
-		if (!m->index[k].done)
-			continue;
-		ms_part_meta im = { .compressed_bytes = m->index[k].bytes_out,
-			            .rows = m->index[k].rows_out,
-			            .depth = m->output.depth };
-		rec_part(r, MS_EV_PART_INTRODUCED, (enum ms_part_kind)k, &im,
-		         m->output.id, cause, d->seq, m->epoch_after);
-	}
+	uint64_t bytes[MS_KIND_COUNT] = { m->output.compressed_bytes };
+	uint64_t rows[MS_KIND_COUNT] = { m->output.rows };
+	for (int k = MS_KIND_LATENCY; k <= MS_KIND_START_TIME; k++)
+		if (m->index[k].done) {
+			bytes[k] = m->index[k].bytes_out;
+			rows[k] = m->index[k].rows_out;
+		}
+	rec_part(r, MS_EV_PART_INTRODUCED, m->output.id, bytes, rows,
+	         m->output.depth, cause, d->seq, m->epoch_after);
 }
 
 /* The controller's tallies of a completed merge (d NULL when the event
@@ -1960,15 +1958,15 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 			ms_view_release(cv);
 		else
 			ms__checker_submit(r, cv, s->part_id, i, NULL, 0);
-		ms_part_meta pm;
-		memset(&pm, 0, sizeof(pm));
-		pm.rows = s->rows;
-		for (int k = 0; in && k < MS_KIND_COUNT; k++) {
-			pm.compressed_bytes = s->bytes[k];
-			rec_part(r, MS_EV_PART_INTRODUCED, (enum ms_part_kind)k,
-			         &pm, s->part_id, "publication", i,
-			         ms_shard_epoch(r->shard));
+		uint64_t bytes[MS_KIND_COUNT], rows[MS_KIND_COUNT];
+		for (int k = 0; k < MS_KIND_COUNT; k++) {
+			bytes[k] = s->bytes[k];
+			rows[k] = s->rows; /* an index row per row */
 		}
+		if (in)
+			rec_part(r, MS_EV_PART_INTRODUCED, s->part_id, bytes,
+			         rows, 0, "publication", i,
+			         ms_shard_epoch(r->shard));
 		uint64_t epoch = ms_shard_epoch(r->shard);
 		notify(r);
 		char what[64];

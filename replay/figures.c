@@ -147,14 +147,13 @@ static int
 on_part(void *ctx, const ms_ev_part *p)
 {
 	fig_ctx *c = ctx;
-	if (p->kind != MS_KIND_CORE)
-		return 0;
 	if (p->what == MS_EV_PART_INTRODUCED) {
 		if (MS__GROW_FOR(c->lv, c->cap, c->nlive + 1, 64, &c->oom,
 		                 "the live parts"))
 			return MS_ERR_NOMEM;
 		c->lv[c->nlive++] =
-		        (live){ p->part_id, p->bytes, p->logical_ns };
+		        (live){ p->part_id, p->bytes[MS_KIND_CORE],
+		                 p->logical_ns };
 	} else if (p->what == MS_EV_PART_REMOVED) {
 		for (size_t i = 0; i < c->nlive; i++)
 			if (c->lv[i].id == p->part_id) {

@@ -463,8 +463,6 @@ static int
 collect_life(void *ctx, const ms_ev_part *p)
 {
 	struct life *l = ctx;
-	if (p->kind != MS_KIND_CORE)
-		return 0;
 	uint64_t **v;
 	size_t *n, *cap;
 	if (p->what == MS_EV_PART_INTRODUCED) {

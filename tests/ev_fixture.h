@@ -410,26 +410,23 @@ evf_record_ex(const char *path, const char *variant, uint64_t n,
 		if (rc == 0)
 			rc = ms_rec_merge(r, &m, eb);
 		for (size_t i = 0; rc == 0 && !m.err && i < m.ninputs; i++) {
+			/* As the run records a removal: no bytes. */
 			ms_ev_part pe = { .what = MS_EV_PART_REMOVED,
 				          .part_id = inputs[i].id,
-				          .kind = MS_KIND_CORE,
 				          .logical_ns = m.logical_ns,
 				          .epoch = m.epoch_after,
-				          .cause_seq = s,
-				          .bytes = inputs[i].bytes,
-				          .rows = inputs[i].rows };
+				          .cause_seq = s };
 			snprintf(pe.cause, sizeof(pe.cause), "merge");
 			rc = ms_rec_part(r, &pe, eb);
 		}
 		if (rc == 0 && !m.err) {
 			ms_ev_part pe = { .what = MS_EV_PART_INTRODUCED,
 				          .part_id = m.output.id,
-				          .kind = MS_KIND_CORE,
 				          .logical_ns = m.logical_ns,
 				          .epoch = m.epoch_after,
 				          .cause_seq = s,
-				          .bytes = m.output.compressed_bytes,
-				          .rows = m.output.rows,
+				          .bytes = { m.output.compressed_bytes },
+				          .rows = { m.output.rows },
 				          .depth = m.output.depth };
 			snprintf(pe.cause, sizeof(pe.cause), "merge");
 			rc = ms_rec_part(r, &pe, eb);

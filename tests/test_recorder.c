@@ -953,8 +953,7 @@ record_parts(ms_rec *r, uint64_t n)
 	ms_errbuf eb = { "" };
 	for (uint64_t i = 1; i <= n; i++) {
 		ms_ev_part pe = { .what = MS_EV_PART_INTRODUCED,
-			          .part_id = i,
-			          .kind = MS_KIND_CORE };
+			          .part_id = i };
 		assert_int_equal(ms_rec_part(r, &pe, &eb), 0);
 	}
 	assert_int_equal(ms_rec_flush(r, &eb), 0);

@@ -302,9 +302,11 @@ static char *
 part_events(const char *db)
 {
 	return query_text(
-	        db, "SELECT group_concat(what || ':' || part_id || ':' || kind "
-	            "|| ':' || epoch || ':' || cause || ':' || cause_seq, ' ') "
-	            "FROM (SELECT * FROM part_event ORDER BY id)");
+	        db, "SELECT group_concat(what || ':' || part_id || ':' || "
+	            "core_bytes || ':' || latency_bytes || ':' || "
+	            "start_time_bytes || ':' || epoch || ':' || cause || ':' || "
+	            "cause_seq, ' ') FROM (SELECT * FROM part_event ORDER BY "
+	            "id)");
 }
 
 /*

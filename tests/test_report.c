@@ -384,12 +384,11 @@ test_report_holds_gates_to_log(void **state)
 	text = recorded_report("edited3.db", "disabled", 40, 0, path,
 	                       sizeof(path));
 	free(text);
-	db_exec(path, "INSERT INTO part_event (what, part_id, kind, "
-	              "logical_ns, wall_ns, epoch, cause, cause_seq, bytes, "
-	              "rows, depth) SELECT what, part_id, kind, logical_ns, "
-	              "wall_ns, epoch, cause, cause_seq, bytes, rows, depth "
-	              "FROM part_event WHERE what = 'introduced' AND "
-	              "cause_seq = 3");
+	db_exec(path, "INSERT INTO part_event SELECT NULL, what, part_id, "
+	              "logical_ns, wall_ns, epoch, cause, cause_seq, "
+	              "core_bytes, core_rows, latency_bytes, latency_rows, "
+	              "start_time_bytes, start_time_rows, depth FROM "
+	              "part_event WHERE what = 'introduced' AND cause_seq = 3");
 	text = report_failing(path, ms_report_text, 1);
 	assert_non_null(strstr(text, "  FAIL  lifecycle                0 "
 	                             "inputs not removed exactly once, 1 "
@@ -1148,8 +1147,6 @@ static int
 count_part(void *ctx, const ms_ev_part *p)
 {
 	struct inv *v = ctx;
-	if (p->kind != MS_KIND_CORE)
-		return 0;
 	if (p->what == MS_EV_PART_INTRODUCED) {
 		assert_true(v->n < 256);
 		v->ids[v->n++] = p->part_id;

@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MS_EV_SCHEMA_VERSION 13
+#define MS_EV_SCHEMA_VERSION 14
 #define MS_EV_LINKS_MAX 8     /* links of one sampler chain */
 #define MS_EV_HIST_BUCKETS 13 /* 12 bounds + overflow */
 #define MS_EV_HEX_MAX 65      /* 64 hex digits + NUL (SHA-256/XXH3 sized) */
@@ -285,16 +285,19 @@ enum ms_ev_part_kind {
 /* "introduced", "removed", "deleted". */
 const char *ms_ev_part_kind_name(enum ms_ev_part_kind k);
 
+/* One event of a part: its core part and both index parts at once (they
+ * are introduced and removed together). */
 typedef struct ms_ev_part {
 	enum ms_ev_part_kind what;
 	uint64_t part_id;
-	enum ms_part_kind kind; /* core, latency, start_time */
 	int64_t logical_ns;
 	int64_t wall_ns;
 	uint64_t epoch;
 	char cause[16];     /* "publication", "merge", "finalize" */
 	uint64_t cause_seq; /* publication or merge sequence */
-	uint64_t bytes, rows;
+	/* Each kind's file (index MS_KIND_*): its bytes on disk and rows;
+	 * 0 for a removal. An index part a merge did not write is 0. */
+	uint64_t bytes[MS_KIND_COUNT], rows[MS_KIND_COUNT];
 	uint32_t depth;
 } ms_ev_part;
 

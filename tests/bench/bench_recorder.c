@@ -83,9 +83,9 @@ pubs(const char *path, int n)
 
 /* The day-2x run's event volume (skywalking, cpus=2,mem=4g: 3,219
  * publications, 252 merges of 3,470 inputs, and a lifecycle row per part
- * and kind: 3 introduced per publication and per merge output, 3 removed
- * per input, 20,823 rows), in the run's order: a merge after every 12 or
- * 13 publications. */
+ * event: introduced per publication and per merge output, removed per
+ * input, 6,941 rows), in the run's order: a merge after every 12 or 13
+ * publications. */
 #define DAY_PUBS 3219
 #define DAY_MERGES 252
 #define DAY_INPUTS 3470
@@ -95,14 +95,9 @@ day_parts(ms_rec *r, enum ms_ev_part_kind what, uint64_t id,
           const char *cause, uint64_t seq)
 {
 	ms_errbuf eb;
-	for (int k = 0; k < 3; k++) {
-		ms_ev_part pe = { .what = what,
-			          .part_id = id,
-			          .kind = (enum ms_part_kind)k,
-			          .cause_seq = seq };
-		snprintf(pe.cause, sizeof(pe.cause), "%s", cause);
-		ms_rec_part(r, &pe, &eb);
-	}
+	ms_ev_part pe = { .what = what, .part_id = id, .cause_seq = seq };
+	snprintf(pe.cause, sizeof(pe.cause), "%s", cause);
+	ms_rec_part(r, &pe, &eb);
 }
 
 static void
@@ -214,7 +209,7 @@ main(int argc, char **argv)
 	printf("  day-2x event volume            %8.1f ms   = %.2f%% of a "
 	       "%.2f s run (%d events)\n",
 	       (double)w / 1e6, 100.0 * (double)w / (run_s * 1e9), run_s,
-	       DAY_PUBS * 4 + DAY_MERGES * 4 + DAY_INPUTS * 3);
+	       DAY_PUBS * 2 + DAY_MERGES * 2 + DAY_INPUTS);
 	printf("  its recording time (busy_ns)   %8.1f ms   = %.2f%%, of which "
 	       "the calls %.1f ms\n",
 	       (double)b / 1e6, 100.0 * (double)b / (run_s * 1e9),
