@@ -859,20 +859,27 @@ test_open_hang_fails_chain_open(void **st)
 /* An open() that returns after its timeout: the chain's open fails, and
  * closing the half-open chain waits for the call (close_grace_ns), whose
  * worker then closes the plugin and frees what it took over: nothing of
- * the chain is left. One that returns in time loads. */
+ * the chain is left. One that returns in time loads.
+ * The timeout covers the load (dlopen, the entry point) before open():
+ * a load still running when it ends is MS_ERR_TIMEOUT, not this test's
+ * case, so the timeout leaves a loaded machine (and the sanitizers) a
+ * second for it; open() returns two seconds after the timeout, which
+ * the waiting thread has to wake before (else the call counts as in
+ * time). With 50 ms and 300 ms either could run out under load. */
 static void
 test_late_open_is_cleaned_up(void **st)
 {
 	(void)st;
 	ms_mem mem;
 	ms_chain_opts o = { .mem = &mem,
-		            .open_timeout_ns = 50 * 1000000ull,
+		            .open_timeout_ns = 1000 * 1000000ull,
 		            .close_grace_ns = 60 * 1000000000ull };
 	ms_chain *c = NULL;
 	ms_errbuf eb;
-	/* open() sleeps 300 ms, six times its timeout. */
-	assert_int_equal(open_one(&c, "tp_openhang", "300", &o, &eb),
-	                 MS_ERR_PLUGIN);
+	/* open() sleeps 3 s, three times its timeout. */
+	int rc = open_one(&c, "tp_openhang", "3000", &o, &eb);
+	if (rc != MS_ERR_PLUGIN)
+		fail_msg("rc %d, not MS_ERR_PLUGIN: %s", rc, eb.msg);
 	assert_null(c);
 	assert_non_null(strstr(eb.msg, "open() did not return"));
 	tl_assert_no_live(&mem);
@@ -971,8 +978,11 @@ test_stats_hang_is_bounded(void **st)
 {
 	(void)st;
 	static ms_mem mem; /* the call left behind keeps what it holds */
+	/* The timeout also bounds the load and open() (a second, for a
+	 * loaded machine); a second wait for stats() would take as long. */
+	const int64_t timeout = 1000 * 1000000ll;
 	ms_chain_opts o = { .mem = &mem,
-		            .open_timeout_ns = 200 * 1000000ull,
+		            .open_timeout_ns = (uint64_t)timeout,
 		            .close_grace_ns = 50 * 1000000ull };
 	ms_chain *c = NULL;
 	ms_errbuf eb;
@@ -984,14 +994,19 @@ test_stats_hang_is_bounded(void **st)
 	int64_t t0 = ms_mono_ns();
 	assert_int_equal(ms_chain_link_plugin_stats(c, 0, s, 8, NULL), 0);
 	/* Not called again: no second wait of the timeout. */
-	assert_true(ms_mono_ns() - t0 < 150 * 1000000ll);
+	assert_true(ms_mono_ns() - t0 < timeout);
 	assert_int_equal(ms_chain_abandoned(c), 1);
 	ms_chain_close(c);
 	alarm(0);
 
-	/* A plugin whose stats() returns is read through the same worker. */
+	/* A plugin whose stats() returns is read through the same worker.
+	 * Its stats() and close() return at once, but on threads of their
+	 * own: the bounds are the defaults and a long close grace, which a
+	 * loaded machine cannot run out (a close() past a 50 ms grace left
+	 * the plugin loaded and its memory live). */
 	ms_mem mem2;
-	o.mem = &mem2;
+	o = (ms_chain_opts){ .mem = &mem2,
+		             .close_grace_ns = 60 * 1000000000ull };
 	if (open_one(&c, "tp_mask", "", &o, &eb))
 		fail_msg("chain: %s", eb.msg);
 	assert_int_equal(ms_chain_link_plugin_stats(c, 0, s, 8, NULL), 2);
@@ -1358,9 +1373,12 @@ test_process_stats_hang_costs_no_call(void **st)
 	ms_mem_init(&mem, NULL);
 	log_cap lc;
 	memset(&lc, 0, sizeof(lc));
+	/* The open timeout bounds the host's start (exec, the plugin's
+	 * load) on the first call too: two seconds, which a loaded machine
+	 * under the sanitizers needs (500 ms ran out). */
 	ms_chain_opts o = { .mem = &mem,
 		            .decide_timeout_ns = 30 * 1000000000ull,
-		            .open_timeout_ns = 500 * 1000000ull,
+		            .open_timeout_ns = 2000 * 1000000ull,
 		            .host_mode = MS_PLUGIN_HOST_PROCESS,
 		            .host_exe = MS_BINARY_DIR "/tui/mergescope",
 		            .log = log_capture,
@@ -1389,7 +1407,7 @@ test_process_stats_hang_costs_no_call(void **st)
 	assert_int_equal(lc.n, 1);
 	assert_non_null(strstr(lc.msg, "tp_statshang.so (tp_statshang): "
 	                               "stats() did not return within "
-	                               "0.500 s"));
+	                               "2.000 s"));
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(ms_chain_decide(c, b, keep, &call), 0);
 		ms_chain_link_stats(c, 0, &ls);

@@ -27,3 +27,15 @@ endif()
 if(TARGET test_freeze)
 	ms_alloc_fail_test(test_freeze)
 endif()
+# test_gates and test_replay run whole days (test_gates a day-1x one):
+# under ASan on a loaded two-core machine they took 247 s and 171 s of
+# the 300 s hang guard; a slower machine would kill them part-way (and
+# leave their ms-replaytest-* directories), so they get what test_engine
+# gets. (The ThreadSanitizer build's guard is longer already.)
+if(NOT MS_TSAN)
+	foreach(t test_gates test_replay)
+		if(TEST ${t})
+			set_tests_properties(${t} PROPERTIES TIMEOUT 900)
+		endif()
+	endforeach()
+endif()
