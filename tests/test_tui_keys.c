@@ -83,6 +83,32 @@ test_run_pause_step(void **state)
 	                    "pause;run;step;step;tobreak;barrier;tobreak;");
 }
 
+/* A pause stops the run at its next point, which may be far (the verdict
+ * oracle before the first publication, a long merge): a second space
+ * while the view still shows RUNNING runs on, as the key says (it asked
+ * for the pause again, and two quick spaces left the run paused, or the
+ * footer said "paused" while the run went on to its end). Once the run
+ * is seen stopped, space runs and the next one pauses again. */
+static void
+test_space_again_before_the_pause_runs_on(void **state)
+{
+	fx *f = *state;
+	keys(f, " "); /* running -> pause, not there yet */
+	keys(f, " "); /* still running: run on */
+	assert_string_equal(f->fake.log, "pause;run;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "running on: the pause asked for is dropped");
+	f->fake.log[0] = '\0';
+	keys(f, " "); /* pause */
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	keys(f, " "); /* paused -> run */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, " "); /* running -> pause */
+	assert_string_equal(f->fake.log, "pause;run;pause;");
+}
+
 static void
 test_speed_steps(void **state)
 {
@@ -3542,6 +3568,7 @@ main(void)
 		T(test_pages_are_a_screenful),
 		T(test_tab_shows_matches_f10_leaves),
 		T(test_run_pause_step),
+		T(test_space_again_before_the_pause_runs_on),
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
