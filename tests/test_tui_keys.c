@@ -86,14 +86,17 @@ test_run_pause_step(void **state)
 /* A pause stops the run at its next point, which may be far (the verdict
  * oracle before the first publication, a long merge): a second space
  * while the view still shows RUNNING runs on, as the key says (it asked
- * for the pause again, and two quick spaces left the run paused, or the
- * footer said "paused" while the run went on to its end). Once the run
- * is seen stopped, space runs and the next one pauses again. */
+ * for the pause again: two quick spaces left the run paused). The footer
+ * says the run is pausing until it is seen stopped (it said "paused",
+ * and only then: the message goes when the run moves). Once the run is
+ * seen stopped, space runs and the next one pauses again. */
 static void
 test_space_again_before_the_pause_runs_on(void **state)
 {
 	fx *f = *state;
 	keys(f, " "); /* running -> pause, not there yet */
+	assert_string_equal(f->s.view->ui.message,
+	                    "pausing at the next publication or barrier");
 	keys(f, " "); /* still running: run on */
 	assert_string_equal(f->fake.log, "pause;run;");
 	assert_string_equal(f->s.view->ui.message,
@@ -102,6 +105,7 @@ test_space_again_before_the_pause_runs_on(void **state)
 	keys(f, " "); /* pause */
 	f->model->state = MS_VIEW_PAUSED;
 	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, ""); /* it is there */
 	keys(f, " "); /* paused -> run */
 	f->model->state = MS_VIEW_RUNNING;
 	ms_session_snapshot(&f->s);

@@ -327,8 +327,9 @@ act_run_pause(ms_tui_session *s)
 			               "run's stop dropped",
 			               dropped, what);
 			s->msg_keep = true; /* past the stop it asks for */
-		} else
-			report(s, rc, &eb, "paused");
+		} else /* cleared once the run is seen stopped */
+			report(s, rc, &eb,
+			       "pausing at the next publication or barrier");
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {
