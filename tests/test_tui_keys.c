@@ -83,6 +83,36 @@ test_run_pause_step(void **state)
 	                    "pause;run;step;step;tobreak;barrier;tobreak;");
 }
 
+/* A pause stops the run at its next point, which may be far (the verdict
+ * oracle before the first publication, a long merge): a second space
+ * while the view still shows RUNNING runs on, as the key says (it asked
+ * for the pause again: two quick spaces left the run paused). The footer
+ * says the run is pausing until it is seen stopped (it said "paused",
+ * and only then: the message goes when the run moves). Once the run is
+ * seen stopped, space runs and the next one pauses again. */
+static void
+test_space_again_before_the_pause_runs_on(void **state)
+{
+	fx *f = *state;
+	keys(f, " "); /* running -> pause, not there yet */
+	assert_string_equal(f->s.view->ui.message,
+	                    "pausing at the next publication or barrier");
+	keys(f, " "); /* still running: run on */
+	assert_string_equal(f->fake.log, "pause;run;");
+	assert_string_equal(f->s.view->ui.message,
+	                    "running on: the pause asked for is dropped");
+	f->fake.log[0] = '\0';
+	keys(f, " "); /* pause */
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->s.view->ui.message, ""); /* it is there */
+	keys(f, " "); /* paused -> run */
+	f->model->state = MS_VIEW_RUNNING;
+	ms_session_snapshot(&f->s);
+	keys(f, " "); /* running -> pause */
+	assert_string_equal(f->fake.log, "pause;run;pause;");
+}
+
 static void
 test_speed_steps(void **state)
 {
@@ -3339,6 +3369,56 @@ test_session_idle_until_news(void **state)
 	ms_tui_view_free(model);
 }
 
+/* Paused or at a barrier while a merge released before goes on staging
+ * and calling Decide, the Plugins and Staging panels move with each of
+ * its batches: the screen is drawn at the frame rate, news or not. It
+ * waited for news after the first frame that drew nothing new, and the
+ * merge's figures stood still until its event (a minute at most). */
+static void
+test_session_draws_a_merge_under_way_while_stopped(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	model->live = (ms_tui_live){ .present = true, .seq = 57,
+		                     .inflight = 1, .calls = 1,
+		                     .traces = 4096 };
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	ms_tui_ctl_ops ops = *ctl.ops;
+	ops.snapshot = counted_snapshot;
+	ctl.ops = &ops;
+	int keys_in[2], news[2];
+	assert_int_equal(pipe(keys_in), 0);
+	assert_int_equal(pipe(news), 0);
+	assert_int_equal(fcntl(news[0], F_SETFL, O_NONBLOCK), 0);
+	FILE *in = fdopen(keys_in[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	struct idle_session x = { .ctl = &ctl };
+	x.o = (ms_tui_opts){ .in = in, .out = out, .term = "xterm-256color",
+		             .ascii = true, .wake_fd = news[0] };
+	idle_watch.snapshots = 0;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, idle_session_main, &x), 0);
+	/* With no news and no key: frame after frame (30 a second). The
+	 * session ends before the verdict: a q ends any wait. */
+	bool drawn = snapshots_reach(12);
+	assert_int_equal(write(keys_in[1], "q", 1), 1);
+	pthread_join(t, NULL);
+	assert_true(drawn);
+	assert_int_equal(x.rc, 0);
+	fclose(in);
+	close(keys_in[1]);
+	close(news[0]);
+	close(news[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
 /* Input at its end (a file, a terminal gone) is readable for ever: a
  * session waiting for a key or news does not spin on it (each wait would
  * end at once), it waits for news or a signal (SIGHUP ends it). The
@@ -3492,6 +3572,7 @@ main(void)
 		T(test_pages_are_a_screenful),
 		T(test_tab_shows_matches_f10_leaves),
 		T(test_run_pause_step),
+		T(test_space_again_before_the_pause_runs_on),
 		T(test_speed_steps),
 		T(test_goto),
 		T(test_goto_back),
@@ -3570,6 +3651,8 @@ main(void)
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),
 		cmocka_unit_test(test_session_idle_until_news),
+		cmocka_unit_test(
+		        test_session_draws_a_merge_under_way_while_stopped),
 		cmocka_unit_test(test_session_input_at_end_waits),
 		cmocka_unit_test(test_incomplete_controller),
 	};

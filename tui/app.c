@@ -136,10 +136,14 @@ ms__pace_next(ms__pacer *p, bool stopped, bool changed)
 	return p->wait_ns;
 }
 
+/* Nothing on screen moves by itself: the run is stopped and no merge
+ * still under way stages or calls Decide (paused or at a barrier, one
+ * that was released goes on, and its figures move with each batch: the
+ * screen is drawn at the frame rate until its event, as while running). */
 static bool
 view_stopped(const ms_tui_view *v)
 {
-	return v->state != MS_VIEW_RUNNING;
+	return v->state != MS_VIEW_RUNNING && !v->live.present;
 }
 
 static bool

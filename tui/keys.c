@@ -214,7 +214,7 @@ ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
 	if (v->state != MS_VIEW_RUNNING)
-		s->go_inflight = s->stop_inflight = false;
+		s->go_inflight = s->stop_inflight = s->pause_asked = false;
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -308,7 +308,11 @@ static void
 act_run_pause(ms_tui_session *s)
 {
 	ms_errbuf eb = { "" };
-	if (s->view->state == MS_VIEW_RUNNING) {
+	if (s->view->state == MS_VIEW_RUNNING && s->pause_asked) {
+		s->pause_asked = false;
+		report(s, s->ctl->ops->run(s->ctl->self, &eb), &eb,
+		       "running on: the pause asked for is dropped");
+	} else if (s->view->state == MS_VIEW_RUNNING) {
 		/* `[` then counts from the stop; those kept for the stop of
 		 * the run on its way are dropped with it. */
 		size_t dropped = s->nback;
@@ -316,14 +320,16 @@ act_run_pause(ms_tui_session *s)
 		s->go_inflight = s->stop_inflight = false;
 		s->nback = 0;
 		int rc = s->ctl->ops->pause(s->ctl->self, &eb);
+		s->pause_asked = rc == 0;
 		if (rc == 0 && dropped) {
 			ms_session_say(s, false,
 			               "paused; the %zu %s kept for the "
 			               "run's stop dropped",
 			               dropped, what);
 			s->msg_keep = true; /* past the stop it asks for */
-		} else
-			report(s, rc, &eb, "paused");
+		} else /* cleared once the run is seen stopped */
+			report(s, rc, &eb,
+			       "pausing at the next publication or barrier");
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {

@@ -369,6 +369,12 @@ typedef struct ms_tui_session {
 	 * has not been seen to stop. */
 	bool stop_inflight;
 	char stop_key; /* which of them: '.', 'n' or ']' */
+	/* A pause was asked and the run has not been seen to stop: it
+	 * stops at its next point (a publication, a barrier, the end),
+	 * which may be far (the verdict oracle, a long merge). Space then
+	 * runs on, as the view still shows RUNNING (a second space asked
+	 * for the pause again, and the run stopped all the same). */
+	bool pause_asked;
 	/* `[` and `{` pressed while the run is on its way to a stop they
 	 * cannot count back from (stop_inflight, or a go to a time, or to a
 	 * merge for `{`), and `.` or `n` pressed again while the one before
