@@ -2313,6 +2313,48 @@ test_merge_once_read_only(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* An event database this user may not read: report and export say so,
+ * with its mode and owner, and name the path once ("--db X: event
+ * database X: Permission denied; expected a database written by
+ * `mergescope run`" suggested it was not one). */
+static void
+test_database_unreadable(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root can become a user who may not read it */
+	char db[700], errp[600], once[800];
+	snprintf(db, sizeof(db), "%s/private.sqlite", tmp_root);
+	db_copy(db_keep, db, NULL);
+	assert_int_equal(chmod(db, 0600), 0);
+	snprintf(errp, sizeof(errp), "%s/private.err", tmp_root);
+	assert_int_equal(chmod(tmp_root, 0755), 0);
+	int rc = cli_unprivileged(errp, "report", "--db", db, NULL);
+	char *t = ms_test_read(errp, CAP, NULL);
+	int rc2 = cli_unprivileged(errp, "export", "--db", db, "--format",
+	                           "csv", NULL);
+	char *t2 = ms_test_read(errp, CAP, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	assert_int_equal(rc, 2);
+	assert_int_equal(rc2, 2);
+	snprintf(once, sizeof(once),
+	         "mergescope report: --db %s: this user (uid 65534) may not "
+	         "read it (%s: mode 0600, owner uid 0)",
+	         db, strerror(EACCES));
+	if (strncmp(t, once, strlen(once)) != 0)
+		fail_msg("said: %s", t);
+	assert_null(strstr(t, "expected a database"));
+	assert_null(strstr(strstr(t, db) + 1, db));
+	assert_string_equal(strchr(t, '\n'), "\n"); /* one line */
+	snprintf(once, sizeof(once), "mergescope export: --db %s: this user",
+	         db);
+	if (strncmp(t2, once, strlen(once)) != 0)
+		fail_msg("said: %s", t2);
+	assert_null(strstr(strstr(t2, db) + 1, db));
+	free(t);
+	free(t2);
+}
+
 /* An event database in a directory the reader cannot write (a read-only
  * mount, another user's runs): report and export read it, though SQLite
  * cannot make the -wal and -shm files there. */
@@ -2626,6 +2668,7 @@ main(void)
 		cmocka_unit_test(test_report_vs_failed_gate),
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
+		cmocka_unit_test(test_database_unreadable),
 		cmocka_unit_test(test_work_dir_not_writable),
 		cmocka_unit_test(test_fixture_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),

@@ -584,6 +584,12 @@ void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
  * read) is said as it is, after "CMD: ". Returns MS_EXIT_ERROR. */
 int ms__say_out_error(FILE *err, const char *cmd, const char *opt,
                       const char *path, int rc, const ms_errbuf *eb);
+/* The one line for an error about the event database the user named with
+ * option opt (the recorder's messages begin "event database PATH: "):
+ * "mergescope CMD: OPT PATH: CAUSE", the path said once. Returns
+ * MS_EXIT_ERROR. */
+int ms__say_db_error(FILE *err, const char *cmd, const char *opt,
+                     const char *path, int rc, const ms_errbuf *eb);
 /* "mergescope CMD: out of memory for WHAT (BYTES bytes)" on err, WHAT
  * formatted from fmt; returns MS_EXIT_ERROR. */
 int ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)

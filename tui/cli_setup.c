@@ -1215,6 +1215,20 @@ ms__say_out_error(FILE *err, const char *cmd, const char *opt,
 	return MS_EXIT_ERROR;
 }
 
+int
+ms__say_db_error(FILE *err, const char *cmd, const char *opt,
+                 const char *path, int rc, const ms_errbuf *eb)
+{
+	static const char lead[] = "event database ";
+	const char *m = eb && eb->msg[0] ? eb->msg : ms_strerror(rc);
+	size_t k = sizeof(lead) - 1, n = strlen(path);
+	if (strncmp(m, lead, k) == 0 && strncmp(m + k, path, n) == 0 &&
+	    m[k + n] == ':' && m[k + n + 1] == ' ')
+		m += k + n + 2;
+	fprintf(err, "mergescope %s: %s %s: %s\n", cmd, opt, path, m);
+	return MS_EXIT_ERROR;
+}
+
 void
 ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
                      const ms_errbuf *eb)
