@@ -1215,6 +1215,22 @@ ms__say_out_error(FILE *err, const char *cmd, const char *opt,
 	return MS_EXIT_ERROR;
 }
 
+void
+ms__run_failed_text(char *line, size_t n, const ms_replay_status *st)
+{
+	if (st->preparing)
+		snprintf(line, n, "the run failed: %s (before the day began)",
+		         st->error);
+	else
+		snprintf(line, n,
+		         "the run failed: %s (in the %s phase, after %llu of "
+		         "%llu publications and %llu merges)",
+		         st->error, ms_replay_phase_name(st->phase),
+		         (unsigned long long)st->pub_done,
+		         (unsigned long long)st->pub_total,
+		         (unsigned long long)st->merges_done);
+}
+
 int
 ms__say_db_error(FILE *err, const char *cmd, const char *opt,
                  const char *path, int rc, const ms_errbuf *eb)

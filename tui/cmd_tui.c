@@ -523,8 +523,11 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 		ms_replay_get_status(r, st);
 	bool finished = st && st->state == MS_REPLAY_DONE;
 	bool failed = st && st->state == MS_REPLAY_FAILED;
-	if (failed)
-		say(err, "mergescope tui: the run failed: %s", st->error);
+	char line[1024];
+	if (failed) {
+		ms__run_failed_text(line, sizeof(line), st);
+		say(err, "mergescope tui: %s", line);
+	}
 	free(st);
 	char db_path[sizeof(cfg->db)];
 	ms_errbuf wal_eb = { "" }, left = { "" };
