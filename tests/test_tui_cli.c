@@ -977,6 +977,41 @@ test_say_wrapped_keeps_paths_whole(void **state)
 	free(buf);
 }
 
+/* Bare `mergescope` into a file or a pipe (`mergescope | less` to see
+ * what it is): one line saying the TUI needs a terminal and what to run
+ * instead, exit 64, nothing built. It built the day-2x fixture into the
+ * cache and ran a whole day headless. The cache is where nothing can be
+ * made, so that the old way fails at once too. */
+static void
+test_bare_without_terminal(void **state)
+{
+	(void)state;
+	const char *cache = getenv("XDG_CACHE_HOME");
+	char *was = cache ? strdup(cache) : NULL;
+	setenv("XDG_CACHE_HOME", "/dev/null/no-cache", 1);
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	FILE *f = tmpfile();
+	assert_true(saved >= 0 && f);
+	assert_true(dup2(fileno(f), STDOUT_FILENO) >= 0);
+	int rc = cli(NULL);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	fclose(f);
+	if (was)
+		setenv("XDG_CACHE_HOME", was, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	free(was);
+	assert_int_equal(rc, MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope: the TUI needs a terminal and "
+	                    "standard output is not one; for a run without "
+	                    "one: mergescope run --headless (mergescope "
+	                    "--help lists the commands)\n");
+	assert_string_equal(out_text, "");
+}
+
 /* A failed run's line, the same for run and the TUI: the engine's error,
  * then the step of the day (the TUI said only "the run failed: ERROR",
  * without the phase and the publications and merges done). */
@@ -1062,6 +1097,7 @@ main(void)
 		cmocka_unit_test(test_variants_hint_skips_dangling_link),
 		cmocka_unit_test(test_say_wrapped_keeps_paths_whole),
 		cmocka_unit_test(test_run_failed_text),
+		cmocka_unit_test(test_bare_without_terminal),
 		cmocka_unit_test(test_stopper_sleeps_until_a_signal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
