@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *
 ms_strerror(int err)
@@ -51,14 +52,51 @@ ms_strerror(int err)
 	return "unknown error";
 }
 
+/* Whether byte c continues a UTF-8 sequence (is not the first byte). */
+static int
+utf8_cont(char c)
+{
+	return ((unsigned char)c & 0xc0) == 0x80;
+}
+
+/* The n-byte message m into eb whole, or when it does not fit its head
+ * and its tail around " [...] ": a message naming a long path (up to
+ * PATH_MAX) kept only its start, and lost the cause said at its end.
+ * Cuts fall between UTF-8 characters. */
+static void
+put_msg(ms_errbuf *eb, const char *m, size_t n)
+{
+	static const char gap[] = " [...] ";
+	size_t cap = sizeof(eb->msg) - 1;
+	if (n <= cap) {
+		memcpy(eb->msg, m, n + 1);
+		return;
+	}
+	size_t head = cap / 3, tail = cap - head - (sizeof(gap) - 1);
+	while (head > 0 && utf8_cont(m[head]))
+		head--;
+	size_t from = n - tail;
+	while (from < n && utf8_cont(m[from]))
+		from++;
+	memcpy(eb->msg, m, head);
+	memcpy(eb->msg + head, gap, sizeof(gap) - 1);
+	memcpy(eb->msg + head + sizeof(gap) - 1, m + from, n - from + 1);
+}
+
 int
 ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
 {
 	if (eb) {
+		/* Room for two paths of PATH_MAX and their words. */
+		char m[2 * 4096 + 1024];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(eb->msg, sizeof(eb->msg), fmt, ap);
+		int n = vsnprintf(m, sizeof(m), fmt, ap);
 		va_end(ap);
+		if (n < 0)
+			n = 0, m[0] = '\0';
+		put_msg(eb, m, (size_t)n < sizeof(m) ? (size_t)n
+		                                     : sizeof(m) - 1);
 	}
 	return err;
 }

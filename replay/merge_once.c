@@ -141,8 +141,18 @@ typedef struct rep_out {
 	drop_list drops;   /* when asked for */
 } rep_out;
 
+/* A variant's plugins as merge-once began: each link's checksum and path.
+ * The oracle opens them again by path at the end; its copies must be
+ * these (a file replaced meanwhile would judge with another plugin). */
+typedef struct once_sums {
+	size_t n;
+	char sum[MS_EV_LINKS_MAX][33];
+	char path[MS_EV_LINKS_MAX][PATH_MAX];
+} once_sums;
+
 typedef struct once_ctx {
 	const ms_merge_once_opts *o;
+	once_sums *sums; /* one per variant (once_setup's), or NULL */
 	const ms__frozen *f;
 	char shard_src[PATH_MAX];
 	char scratch[PATH_MAX];
@@ -1137,6 +1147,34 @@ reconcile(const once_ctx *c, drop_list *drops, const rep_out *first,
 	return 0;
 }
 
+/* The oracle's plugins for variant vi are the ones merge-once began with
+ * (once_sums), as the run's verdict-oracle gate checks its own: else an
+ * error naming the link, the file and both checksums. */
+static int
+oracle_plugins(const once_ctx *c, size_t vi, const ms__oracle *or,
+               ms_errbuf *eb)
+{
+	const once_sums *s = &c->sums[vi];
+	const char *v = c->o->variants[vi];
+	for (size_t i = 0; i < s->n && i < or->nlinks; i++)
+		if (strcmp(s->sum[i], or->link_checksum[i]) != 0)
+			return ms_fail(
+			        eb, MS_ERR_CONFLICT,
+			        "merge-once: the oracle for %s: link %zu "
+			        "plugin %s has checksum %s, the repetitions "
+			        "ran checksum %s: the file changed while "
+			        "merge-once ran, and the oracle would judge "
+			        "with another plugin; run merge-once again",
+			        v, i + 1, s->path[i], or->link_checksum[i],
+			        s->sum[i]);
+	if (s->n != or->nlinks)
+		return ms_fail(eb, MS_ERR_CONFLICT,
+		               "merge-once: the oracle for %s has %zu links, "
+		               "the repetitions' chain %zu",
+		               v, or->nlinks, s->n);
+	return 0;
+}
+
 /* The oracle of each variant with a chain, against its first
  * repetition's drops. The fixture must be the frozen run's. */
 static int
@@ -1179,7 +1217,7 @@ oracle_check(const once_ctx *c, drop_list *drops, const rep_out *first,
 		if (rc)
 			rc = ms_fail(eb, rc, "merge-once: the oracle for %s: %s",
 			             opts->variants[i], or.why);
-		else
+		else if (spec || !(rc = oracle_plugins(c, i, &or, eb)))
 			oracle_compare(&or, &in, &drops[i], &first[i],
 			               &results[i]);
 		ms__oracle_release(&or);
@@ -1473,6 +1511,22 @@ ctx_init(once_ctx *c, const ms_merge_once_opts *opts, ms__frozen *f,
 	return ms_limits_apply_profile(&c->limits, profile, eb);
 }
 
+/* The checksum and path of each link's plugin of p (NULL: none). */
+static void
+note_sums(once_sums *s, const ms_pipeline *p)
+{
+	const ms_chain *ch = p ? ms_pipeline_chain(p) : NULL;
+	size_t n = ch ? ms_chain_len(ch) : 0;
+	s->n = n < MS_EV_LINKS_MAX ? n : MS_EV_LINKS_MAX;
+	for (size_t i = 0; i < s->n; i++) {
+		const ms_plugin *pl = ms_chain_plugin(ch, i);
+		snprintf(s->sum[i], sizeof(s->sum[i]), "%s",
+		         ms_plugin_checksum(pl));
+		snprintf(s->path[i], sizeof(s->path[i]), "%s",
+		         ms_plugin_path(pl));
+	}
+}
+
 /* ctx_init, every variant loading and the scratch directory (made): all
  * checked before any merge runs. On failure c->f (if read) is released
  * by the caller. */
@@ -1499,6 +1553,13 @@ once_setup(once_ctx *c, const ms_merge_once_opts *opts, ms__frozen *f,
 		               "merge-once: path too long: %s",
 		               opts->frozen_dir);
 	/* Every variant must load before any work. */
+	c->sums = calloc(opts->nvariants, sizeof(*c->sums));
+	if (!c->sums)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "merge-once: out of memory for the plugins' "
+		               "checksums of %zu variants (%zu bytes)",
+		               opts->nvariants,
+		               opts->nvariants * sizeof(*c->sums));
 	for (size_t i = 0; i < opts->nvariants; i++) {
 		ms_mem m;
 		ms_mem_init(&m, NULL);
@@ -1510,6 +1571,7 @@ once_setup(once_ctx *c, const ms_merge_once_opts *opts, ms__frozen *f,
 			               i + 1);
 		if ((rc = open_pipeline(c, v, &m, &p, eb)))
 			return rc;
+		note_sums(&c->sums[i], p);
 		ms_pipeline_close(p);
 	}
 	if (opts->scratch_dir ? ms_fs_mkdir_p(c->scratch, 0755, NULL) < 0
@@ -1704,6 +1766,7 @@ ms__merge_once_test(const ms_merge_once_opts *opts,
 		ms_fs_rm_tree(c.checked, NULL);
 	if (made && !opts->scratch_dir)
 		ms_fs_rm_tree(c.scratch, NULL);
+	free(c.sums);
 	ms__frozen_release(&f);
 	return rc;
 }

@@ -2284,6 +2284,37 @@ open_immutable(sqlite3 **db, const char *path)
 	return rc;
 }
 
+/* Why ms_evdb_open cannot read path (access failed with e): a missing
+ * file is said to be expected from `mergescope run`; a file this user may
+ * not read is said to be that, with its mode and owner (the file is not
+ * taken for something else); anything else with its cause. */
+static int
+unreadable(const char *path, int e, ms_errbuf *eb)
+{
+	struct stat st;
+	if (e == ENOENT)
+		return ms_fail(eb, MS_ERR_NOTFOUND,
+		               "event database %s: %s; expected a database "
+		               "written by `mergescope run`",
+		               path, strerror(e));
+	if (e == EACCES && stat(path, &st) == 0)
+		return ms_fail(eb, MS_ERR_IO,
+		               "event database %s: this user (uid %u) may not "
+		               "read it (%s: mode %04o, owner uid %u); read "
+		               "it as its owner or make it readable",
+		               path, (unsigned)geteuid(), strerror(e),
+		               (unsigned)(st.st_mode & 07777),
+		               (unsigned)st.st_uid);
+	if (e == EACCES)
+		return ms_fail(eb, MS_ERR_IO,
+		               "event database %s: this user (uid %u) may not "
+		               "reach it (%s: a directory on its path is not "
+		               "searchable)",
+		               path, (unsigned)geteuid(), strerror(e));
+	return ms_fail(eb, MS_ERR_IO, "event database %s: cannot read it (%s)",
+	               path, strerror(e));
+}
+
 int
 ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 {
@@ -2291,11 +2322,7 @@ ms_evdb_open(ms_evdb **out, const char *path, ms_errbuf *eb)
 	if (!path || !path[0])
 		return ms_fail(eb, MS_ERR_INVAL, "event database: no path");
 	if (access(path, R_OK) != 0)
-		return ms_fail(eb,
-		               errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
-		               "event database %s: %s; expected a database "
-		               "written by `mergescope run`",
-		               path, strerror(errno));
+		return unreadable(path, errno, eb);
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return ms_fail(eb, MS_ERR_INVAL,

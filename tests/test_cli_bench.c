@@ -1513,14 +1513,16 @@ test_variant_twice(void **state)
 		fresh,    NULL
 	};
 	assert_int_equal(run(list, false), 64);
-	assert_non_null(strstr(err, "variant \"disabled\" is given twice"));
+	assert_non_null(strstr(err, "mergescope bench: --variants: variant "
+	                            "\"disabled\" is given twice"));
 	assert_false(exists(fresh));
 	const char *each[] = { "bench",     "--variant",  "skywalking",
 		               "--variant", "skywalking", "--emit",
 		               "parallel",  "--out",      fresh,
 		               NULL };
 	assert_int_equal(run(each, false), 64);
-	assert_non_null(strstr(err, "variant \"skywalking\" is given twice"));
+	assert_non_null(strstr(err, "mergescope bench: --variant "
+	                            "\"skywalking\" is given twice"));
 	assert_false(exists(fresh));
 }
 
@@ -1620,7 +1622,9 @@ test_usage(void **state)
 		                "--reps", "1",          "--out",
 		                fresh,    NULL };
 	assert_int_equal(run(bogus, false), 2);
-	assert_non_null(strstr(err, "variant \"frobnicate\""));
+	/* Named with the option that gave it, as other errors are. */
+	assert_non_null(strstr(err, "mergescope bench: --variants "
+	                            "\"frobnicate\": "));
 	assert_false(exists(fresh));
 	const char *nofix[] = { "bench",
 		                "--variants",

@@ -2313,6 +2313,48 @@ test_merge_once_read_only(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* An event database this user may not read: report and export say so,
+ * with its mode and owner, and name the path once ("--db X: event
+ * database X: Permission denied; expected a database written by
+ * `mergescope run`" suggested it was not one). */
+static void
+test_database_unreadable(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root can become a user who may not read it */
+	char db[700], errp[600], once[800];
+	snprintf(db, sizeof(db), "%s/private.sqlite", tmp_root);
+	db_copy(db_keep, db, NULL);
+	assert_int_equal(chmod(db, 0600), 0);
+	snprintf(errp, sizeof(errp), "%s/private.err", tmp_root);
+	assert_int_equal(chmod(tmp_root, 0755), 0);
+	int rc = cli_unprivileged(errp, "report", "--db", db, NULL);
+	char *t = ms_test_read(errp, CAP, NULL);
+	int rc2 = cli_unprivileged(errp, "export", "--db", db, "--format",
+	                           "csv", NULL);
+	char *t2 = ms_test_read(errp, CAP, NULL);
+	assert_int_equal(chmod(tmp_root, 0700), 0);
+	assert_int_equal(rc, 2);
+	assert_int_equal(rc2, 2);
+	snprintf(once, sizeof(once),
+	         "mergescope report: --db %s: this user (uid 65534) may not "
+	         "read it (%s: mode 0600, owner uid 0)",
+	         db, strerror(EACCES));
+	if (strncmp(t, once, strlen(once)) != 0)
+		fail_msg("said: %s", t);
+	assert_null(strstr(t, "expected a database"));
+	assert_null(strstr(strstr(t, db) + 1, db));
+	assert_string_equal(strchr(t, '\n'), "\n"); /* one line */
+	snprintf(once, sizeof(once), "mergescope export: --db %s: this user",
+	         db);
+	if (strncmp(t2, once, strlen(once)) != 0)
+		fail_msg("said: %s", t2);
+	assert_null(strstr(strstr(t2, db) + 1, db));
+	free(t);
+	free(t2);
+}
+
 /* An event database in a directory the reader cannot write (a read-only
  * mount, another user's runs): report and export read it, though SQLite
  * cannot make the -wal and -shm files there. */
@@ -2367,6 +2409,10 @@ test_tui_without_signal_thread(void **state)
 	int saved = dup(STDOUT_FILENO);
 	assert_true(saved >= 0);
 	assert_int_equal(dup2(t, STDOUT_FILENO), STDOUT_FILENO);
+	/* And on stdin: a TUI with no keyboard is refused before this. */
+	int saved_in = dup(STDIN_FILENO);
+	assert_true(saved_in >= 0);
+	assert_int_equal(dup2(t, STDIN_FILENO), STDIN_FILENO);
 	/* The threads of the stack the signal thread has: the chain's
 	 * workers, which check the variant before, have another. */
 	tl_threads_fail_stack(MS_THREAD_STACK);
@@ -2375,6 +2421,8 @@ test_tui_without_signal_thread(void **state)
 	tl_threads_fail_stack(0);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
+	dup2(saved_in, STDIN_FILENO);
+	close(saved_in);
 	close(t);
 	close(m);
 	fprintf(stderr, "refused as expected: %s", err_text);
@@ -2384,6 +2432,65 @@ test_tui_without_signal_thread(void **state)
 	assert_non_null(strstr(err_text, strerror(EAGAIN)));
 	assert_non_null(strstr(err_text, "ulimit -v"));
 	assert_false(exists(db));
+}
+
+/* cli_child's prep: a session of its own (no controlling terminal), a
+ * pseudo-terminal (its slave's name in arg) on stdout and /dev/null on
+ * stdin. */
+static int
+terminal_without_keyboard(const void *arg)
+{
+	if (setsid() < 0)
+		return 97;
+	int t = open(arg, O_RDWR | O_NOCTTY);
+	int n = open("/dev/null", O_RDONLY);
+	if (t < 0 || n < 0 || dup2(t, STDOUT_FILENO) < 0 ||
+	    dup2(n, STDIN_FILENO) < 0)
+		return 98;
+	return 0;
+}
+
+/* cli_child after terminal_without_keyboard(pts). */
+static int
+cli_without_keyboard(const char *err_path, const char *pts,
+                     const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	int rc = cli_child(err_path, terminal_without_keyboard, NULL, pts,
+	                   first, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* `tui` drawing on a terminal with no keyboard (stdin not a terminal, no
+ * controlling one to read keys from, as under a service manager or
+ * `setsid tui < /dev/null > /dev/pts/N`): refused at once, exit 64,
+ * nothing opened. It ran the day on a screen that q could never stop. */
+static void
+test_tui_without_keyboard(void **state)
+{
+	(void)state;
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	char db[600], errp[600], pts[256];
+	snprintf(pts, sizeof(pts), "%s", ptsname(m));
+	snprintf(db, sizeof(db), "%s/no-keyboard.db", tmp_root);
+	snprintf(errp, sizeof(errp), "%s/no-keyboard.err", tmp_root);
+	int rc = cli_without_keyboard(errp, pts, "tui", "--fixture",
+	                              fixture_dir, "--variant", "alwayskeep",
+	                              "--db", db, NULL);
+	close(m);
+	char *t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, MS_EXIT_USAGE);
+	assert_non_null(strstr(t, "mergescope tui: no keyboard: standard "
+	                          "input is not a terminal"));
+	assert_non_null(strstr(t, "mergescope run --headless"));
+	assert_false(exists(db));
+	free(t);
 }
 
 #ifdef MS_MERGESCOPE_BIN
@@ -2626,6 +2733,8 @@ main(void)
 		cmocka_unit_test(test_report_vs_failed_gate),
 		cmocka_unit_test(test_report_vs_other_opening),
 		cmocka_unit_test(test_read_only_database_dir),
+		cmocka_unit_test(test_database_unreadable),
+		cmocka_unit_test(test_tui_without_keyboard),
 		cmocka_unit_test(test_work_dir_not_writable),
 		cmocka_unit_test(test_fixture_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),

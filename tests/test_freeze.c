@@ -730,6 +730,49 @@ test_merge_once_oracle_mismatch(void **state)
 	assert_true(res[0].oracle_match);
 }
 
+/* A plugin file replaced while merge-once runs (after its repetitions,
+ * before its oracle opens the plugins again by path): refused, naming
+ * the file and both checksums, as the run's verdict-oracle gate does. The
+ * oracle judged with the new plugin, and nothing said so. The repetition
+ * runs in a fresh process through a script that changes the plugin (a
+ * byte appended: it still loads, with another checksum) once it ends. */
+static void
+test_merge_once_oracle_plugin_changed(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], plugins[PATH_MAX], exe[PATH_MAX], cmd[4 * PATH_MAX];
+	rt_shm_path(dir, sizeof(dir), "mo-sky-frozen");
+	assert_true(rt_exists(dir));
+	rt_shm_path(plugins, sizeof(plugins), "mo-changed-plugins");
+	rt_shm_path(exe, sizeof(exe), "mo-changed-exe.sh");
+	snprintf(cmd, sizeof(cmd),
+	         "rm -rf '%s' && cp -R '%s' '%s' && printf '#!/bin/sh\n"
+	         "\"%s\" \"$@\"; rc=$?; printf x >> \"%s/detdrop.so\"; "
+	         "exit $rc\n' > '%s' && chmod 755 '%s'",
+	         plugins, MS_PLUGIN_DIR, plugins,
+	         MS_BINARY_DIR "/tui/mergescope", plugins, exe, exe);
+	assert_int_equal(system(cmd), 0);
+	const char *v[] = { "detdrop:60" };
+	ms_merge_once_opts o = once_1_opts(dir, v);
+	o.plugin_dir = plugins;
+	o.self_exe = exe;
+	ms_merge_once_result res[1];
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_merge_once(&o, res, &eb);
+	fprintf(stderr, "%s\n", eb.msg);
+	assert_int_equal(rc, MS_ERR_CONFLICT);
+	char want[2 * PATH_MAX];
+	snprintf(want, sizeof(want),
+	         "merge-once: the oracle for detdrop:60: link 1 plugin "
+	         "%s/detdrop.so has checksum ",
+	         plugins);
+	if (!strstr(eb.msg, want) || !strstr(eb.msg, ", the repetitions ran "
+	                                              "checksum "))
+		fail_msg("said: %s", eb.msg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", plugins, exe);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A variant whose output ledgers are not its inputs' minus its dropped
  * rows (one dropped trace left out of the reconciliation, as a merge
  * that wrote one trace it said it dropped): UNRECONCILED, and the note,
@@ -1380,6 +1423,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_lossless),
 		cmocka_unit_test(test_merge_once_sampling),
 		cmocka_unit_test(test_merge_once_oracle_mismatch),
+		cmocka_unit_test(test_merge_once_oracle_plugin_changed),
 		cmocka_unit_test(test_merge_once_unreconciled_figures),
 		cmocka_unit_test(test_merge_once_long_variant_names),
 		cmocka_unit_test(test_merge_once_oracle_column_one_rep),

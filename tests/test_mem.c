@@ -336,6 +336,38 @@ test_errors(void **state)
 	assert_int_equal(ms_fail(NULL, MS_ERR_IO, "nothing"), MS_ERR_IO);
 }
 
+/* A message naming a path near PATH_MAX (4000 bytes, non-ASCII) keeps its
+ * head and its cause around " [...] ", cut between characters: it kept
+ * only the first 511 bytes, the path's start, and no cause. */
+static void
+test_error_long_path(void **state)
+{
+	(void)state;
+	static char path[4001];
+	for (size_t i = 0; i + 2 <= 4000; i += 2)
+		memcpy(path + i, "\xc3\xa9", 2); /* é */
+	ms_errbuf eb;
+	assert_int_equal(ms_fail(&eb, MS_ERR_IO,
+	                         "event database %s: No such file; expected "
+	                         "a database",
+	                         path),
+	                 MS_ERR_IO);
+	size_t n = strlen(eb.msg);
+	assert_true(n <= sizeof(eb.msg) - 1 && n > 400);
+	assert_true(strncmp(eb.msg, "event database \xc3\xa9", 17) == 0);
+	const char *gap = strstr(eb.msg, " [...] ");
+	assert_non_null(gap);
+	assert_true((unsigned char)gap[-1] == 0xa9); /* a whole é before */
+	assert_true((unsigned char)gap[7] == 0xc3);  /* and after */
+	const char *end = ": No such file; expected a database";
+	assert_string_equal(eb.msg + n - strlen(end), end);
+	/* The message may be made from the buffer's own text. */
+	ms_fail(&eb, MS_ERR_IO, "short");
+	assert_int_equal(ms_fail(&eb, MS_ERR_IO, "again: %s", eb.msg),
+	                 MS_ERR_IO);
+	assert_string_equal(eb.msg, "again: short");
+}
+
 /* The arena: pointers stay put, reset keeps at most `keep` standard
  * chunks, a large request gets its own chunk, trim frees what came before
  * a mark, and every chunk goes back to the ms_mem. */
@@ -469,6 +501,7 @@ main(void)
 		cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_varint_and_rd),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_error_long_path),
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_arena_charge),
 	};

@@ -16,6 +16,7 @@
 #include "cli_testlib.h"
 #include "testdir.h"
 #include "ms_part.h"
+#include "ms_replay.h"
 #include "ms_replay_events.h"
 #include "ms_tui.h"
 #include "tui_int.h"
@@ -976,6 +977,67 @@ test_say_wrapped_keeps_paths_whole(void **state)
 	free(buf);
 }
 
+/* Bare `mergescope` into a file or a pipe (`mergescope | less` to see
+ * what it is): one line saying the TUI needs a terminal and what to run
+ * instead, exit 64, nothing built. It built the day-2x fixture into the
+ * cache and ran a whole day headless. The cache is where nothing can be
+ * made, so that the old way fails at once too. */
+static void
+test_bare_without_terminal(void **state)
+{
+	(void)state;
+	const char *cache = getenv("XDG_CACHE_HOME");
+	char *was = cache ? strdup(cache) : NULL;
+	setenv("XDG_CACHE_HOME", "/dev/null/no-cache", 1);
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	FILE *f = tmpfile();
+	assert_true(saved >= 0 && f);
+	assert_true(dup2(fileno(f), STDOUT_FILENO) >= 0);
+	int rc = cli(NULL);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	fclose(f);
+	if (was)
+		setenv("XDG_CACHE_HOME", was, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	free(was);
+	assert_int_equal(rc, MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope: the TUI needs a terminal and "
+	                    "standard output is not one; for a run without "
+	                    "one: mergescope run --headless (mergescope "
+	                    "--help lists the commands)\n");
+	assert_string_equal(out_text, "");
+}
+
+/* A failed run's line, the same for run and the TUI: the engine's error,
+ * then the step of the day (the TUI said only "the run failed: ERROR",
+ * without the phase and the publications and merges done). */
+static void
+test_run_failed_text(void **state)
+{
+	(void)state;
+	ms_replay_status *st = calloc(1, sizeof(*st));
+	assert_non_null(st);
+	snprintf(st->error, sizeof(st->error), "merge #3: disk full");
+	st->phase = MS_RPHASE_PRIMARY;
+	st->pub_done = 7;
+	st->pub_total = 40;
+	st->merges_done = 2;
+	char line[1024];
+	ms__run_failed_text(line, sizeof(line), st);
+	assert_string_equal(line, "the run failed: merge #3: disk full (in "
+	                          "the primary phase, after 7 of 40 "
+	                          "publications and 2 merges)");
+	st->preparing = true;
+	ms__run_failed_text(line, sizeof(line), st);
+	assert_string_equal(line, "the run failed: merge #3: disk full "
+	                          "(before the day began)");
+	free(st);
+}
+
 /* The thread that takes a session's stop signals sleeps until one comes:
  * an idle session wakes it not once (it woke every 50 ms, 20 times a
  * second, for as long as the TUI stood paused). The window is only
@@ -1034,6 +1096,8 @@ main(void)
 		cmocka_unit_test(test_notes_long_line_dropped_whole),
 		cmocka_unit_test(test_variants_hint_skips_dangling_link),
 		cmocka_unit_test(test_say_wrapped_keeps_paths_whole),
+		cmocka_unit_test(test_run_failed_text),
+		cmocka_unit_test(test_bare_without_terminal),
 		cmocka_unit_test(test_stopper_sleeps_until_a_signal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 static const ms_cmd *const commands[] = {
 	&ms_cmd_tui,    &ms_cmd_run,        &ms_cmd_fixture, &ms_cmd_export,
@@ -288,6 +289,18 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 			ms_build_describe(v, sizeof(v));
 			fprintf(out, "%s\n", v);
 			return 0;
+		}
+		/* Bare `mergescope` into a file or a pipe (`| less`, a
+		 * look at what it is): refused at once, before the day's
+		 * fixture is built and a whole day run for an output no
+		 * one watches. With options, tui hands them to run. */
+		if (argc < 2 && !isatty(STDOUT_FILENO)) {
+			fprintf(err, "mergescope: the TUI needs a terminal "
+			             "and standard output is not one; for a "
+			             "run without one: mergescope run "
+			             "--headless (mergescope --help lists "
+			             "the commands)\n");
+			return MS_EXIT_USAGE;
 		}
 		/* Plain `mergescope [tui options]`: the TUI. */
 		return ms__cmd_main(&ms_cmd_tui, argc, argv, out, err);

@@ -584,6 +584,20 @@ void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
  * read) is said as it is, after "CMD: ". Returns MS_EXIT_ERROR. */
 int ms__say_out_error(FILE *err, const char *cmd, const char *opt,
                       const char *path, int rc, const ms_errbuf *eb);
+struct ms_replay_status;
+/* What a failed run's line says after "mergescope CMD: ", into line (n
+ * bytes, cut there): "the run failed: ERROR (in the PHASE phase, after P
+ * of N publications and M merges)", or "(before the day began)": the
+ * engine's words name a file and a system call (a snapshot that found
+ * the disk full), not the step of the day. Shared by run and the TUI. */
+void ms__run_failed_text(char *line, size_t n,
+                         const struct ms_replay_status *st);
+/* The one line for an error about the event database the user named with
+ * option opt (the recorder's messages begin "event database PATH: "):
+ * "mergescope CMD: OPT PATH: CAUSE", the path said once. Returns
+ * MS_EXIT_ERROR. */
+int ms__say_db_error(FILE *err, const char *cmd, const char *opt,
+                     const char *path, int rc, const ms_errbuf *eb);
 /* "mergescope CMD: out of memory for WHAT (BYTES bytes)" on err, WHAT
  * formatted from fmt; returns MS_EXIT_ERROR. */
 int ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)

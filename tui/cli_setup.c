@@ -1216,6 +1216,36 @@ ms__say_out_error(FILE *err, const char *cmd, const char *opt,
 }
 
 void
+ms__run_failed_text(char *line, size_t n, const ms_replay_status *st)
+{
+	if (st->preparing)
+		snprintf(line, n, "the run failed: %s (before the day began)",
+		         st->error);
+	else
+		snprintf(line, n,
+		         "the run failed: %s (in the %s phase, after %llu of "
+		         "%llu publications and %llu merges)",
+		         st->error, ms_replay_phase_name(st->phase),
+		         (unsigned long long)st->pub_done,
+		         (unsigned long long)st->pub_total,
+		         (unsigned long long)st->merges_done);
+}
+
+int
+ms__say_db_error(FILE *err, const char *cmd, const char *opt,
+                 const char *path, int rc, const ms_errbuf *eb)
+{
+	static const char lead[] = "event database ";
+	const char *m = eb && eb->msg[0] ? eb->msg : ms_strerror(rc);
+	size_t k = sizeof(lead) - 1, n = strlen(path);
+	if (strncmp(m, lead, k) == 0 && strncmp(m + k, path, n) == 0 &&
+	    m[k + n] == ':' && m[k + n + 1] == ' ')
+		m += k + n + 2;
+	fprintf(err, "mergescope %s: %s %s: %s\n", cmd, opt, path, m);
+	return MS_EXIT_ERROR;
+}
+
+void
 ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
                      const ms_errbuf *eb)
 {

@@ -726,15 +726,18 @@ parse_variants(bench *b, const char *list, FILE *err)
 static int
 check_distinct(const bench *b, FILE *err)
 {
+	bool listed = b->o[O_VARIANTS].count > 0;
 	for (size_t i = 0; i < b->nv; i++)
 		for (size_t j = i + 1; j < b->nv; j++)
 			if (strcmp(b->variants[i], b->variants[j]) == 0)
 				return fail(
 				        err, MS_EXIT_USAGE,
-				        "variant \"%s\" is given twice; "
-				        "expected each variant once (--reps "
-				        "N repeats every variant)%s",
-				        b->variants[i], "");
+				        "%s \"%s\" is given twice; expected "
+				        "each variant once (--reps N repeats "
+				        "every variant)",
+				        listed ? "--variants: variant"
+				               : "--variant",
+				        b->variants[i]);
 	return 0;
 }
 
@@ -766,6 +769,8 @@ check_runs(const bench *b, FILE *err)
 			.fixture = b->o[O_FIXTURE].value,
 			.preset = b->o[O_PRESET].value,
 			.variant = b->variants[vi],
+			.variant_opt = b->o[O_VARIANTS].count ? "--variants"
+			                                      : "--variant",
 			.profile = b->o[O_PROFILE].value,
 		};
 		rc = ms__run_check(&a, cfg, err);

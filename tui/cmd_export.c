@@ -148,12 +148,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		return ms__say_out_error(err, "export", "--out",
 		                         o[MS__EX_OUT].value, rc, &eb);
 	ms_evdb *db = NULL;
-	if ((rc = ms_evdb_open(&db, o[MS__EX_DB].value, &eb))) {
-		fprintf(err, "mergescope export: --db %s: %s\n",
-		        o[MS__EX_DB].value,
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
-		return MS_EXIT_ERROR;
-	}
+	if ((rc = ms_evdb_open(&db, o[MS__EX_DB].value, &eb)))
+		return ms__say_db_error(err, "export", "--db",
+		                        o[MS__EX_DB].value, rc, &eb);
 	uint64_t written = 0;
 	const ms_ev_filter *f = o[MS__EX_FILTER].count ? &ef : NULL;
 	if (to_file) {

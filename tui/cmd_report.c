@@ -54,8 +54,7 @@ open_db(ms_evdb **db, const char *opt, const char *path, FILE *err)
 	ms_errbuf eb = { "" };
 	int rc = ms_evdb_open(db, path, &eb);
 	if (rc)
-		fprintf(err, "mergescope report: %s %s: %s\n", opt, path,
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_db_error(err, "report", opt, path, rc, &eb);
 	return rc;
 }
 

@@ -332,26 +332,6 @@ freeze_here(ms_replay *r, const ms_replay_status *st, const char *variant,
  * report or output that failed, a failed run or a write-ahead log that
  * could not be folded in (wal_msg, NULL if it was), a failed --freeze-at,
  * then the gates. */
-/* The error of a failed run, then the step of the day it failed at: the
- * engine's words name a file and a system call (a snapshot that found
- * the disk full), not the phase or the publication. */
-static void
-say_failed(FILE *err, const ms_replay_status *st)
-{
-	fprintf(err, "mergescope run: the run failed: %s (", st->error);
-	if (st->preparing)
-		fprintf(err, "before the day began");
-	else
-		fprintf(err,
-		        "in the %s phase, after %llu of %llu publications and "
-		        "%llu merges",
-		        ms_replay_phase_name(st->phase),
-		        (unsigned long long)st->pub_done,
-		        (unsigned long long)st->pub_total,
-		        (unsigned long long)st->merges_done);
-	fprintf(err, ")\n");
-}
-
 /* The scratch shard the run could not remove, said last (true) so that
  * it is seen; `clean` removes it once the cause is gone. */
 static bool
@@ -513,8 +493,11 @@ headless_run(const ms__run_args *a, const ms__run_cfg *cfg, FILE *out,
 		return MS_EXIT_ERROR;
 	}
 	bool failed_run = st->state == MS_REPLAY_FAILED;
-	if (failed_run)
-		say_failed(err, st);
+	char line[1024];
+	if (failed_run) {
+		ms__run_failed_text(line, sizeof(line), st);
+		fprintf(err, "mergescope run: %s\n", line);
+	}
 	char db_path[sizeof(cfg->db)];
 	free(st);
 	/* Commits the last events; a write-ahead log left in two files (a

@@ -523,8 +523,11 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 		ms_replay_get_status(r, st);
 	bool finished = st && st->state == MS_REPLAY_DONE;
 	bool failed = st && st->state == MS_REPLAY_FAILED;
-	if (failed)
-		say(err, "mergescope tui: the run failed: %s", st->error);
+	char line[1024];
+	if (failed) {
+		ms__run_failed_text(line, sizeof(line), st);
+		say(err, "mergescope tui: %s", line);
+	}
 	free(st);
 	char db_path[sizeof(cfg->db)];
 	ms_errbuf wal_eb = { "" }, left = { "" };
@@ -678,6 +681,29 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	return sig ? 128 + sig : rc;
 }
 
+/* Whether the screen will have keys: standard input is a terminal, or
+ * the controlling one opens (the screen then reads /dev/tty). Without
+ * either, q never arrives: refused, before anything is built, in one
+ * line on err. */
+static bool
+keyboard(FILE *err)
+{
+	if (isatty(STDIN_FILENO))
+		return true;
+	int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	fprintf(err,
+	        "mergescope tui: no keyboard: standard input is not a "
+	        "terminal and there is no controlling terminal (/dev/tty: "
+	        "%s); start it from a terminal, or run without one: "
+	        "mergescope run --headless\n",
+	        strerror(errno));
+	return false;
+}
+
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -697,6 +723,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		return ms__cmd_main(&ms_cmd_run, args->argc, args->argv, out,
 		                    err);
 
+	if (!keyboard(err))
+		return MS_EXIT_USAGE;
 	ms__run_args a;
 	ms__run_cfg *cfg = ms__run_begin(&ms_cmd_tui, o, &a, err, &rc);
 	if (!cfg)

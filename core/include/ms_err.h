@@ -46,7 +46,9 @@ typedef struct ms_errbuf {
 	char msg[512];
 } ms_errbuf;
 
-/* Formats into eb (if non-NULL) and returns err, for `return ms_fail(...)`. */
+/* Formats into eb (if non-NULL) and returns err, for `return ms_fail(...)`.
+ * A message longer than eb holds keeps its head and its tail (where the
+ * cause is said) around " [...] ". The arguments may point into eb. */
 int ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
