@@ -99,10 +99,11 @@ rt_setup(void **state)
 	if (!mkdtemp(rt.root))
 		return -1;
 	rt_path(rt.fixture, sizeof(rt.fixture), "fixture-smoke");
-	/* Shard clones go to memory when possible: a replay fsyncs every
-	 * publication, which on a disk costs most of the run. */
+	/* Shard clones go to memory when possible (room for them there):
+	 * a replay fsyncs every publication, which on a disk costs most of
+	 * the run. */
 	snprintf(rt.shm, sizeof(rt.shm), "/dev/shm/ms-replaytest-XXXXXX");
-	if (access("/dev/shm", W_OK) != 0 || !mkdtemp(rt.shm))
+	if (!ms_test_shm() || !mkdtemp(rt.shm))
 		snprintf(rt.shm, sizeof(rt.shm), "%s", rt.root);
 	return ms_test_smoke_fixture(rt.fixture, RT_SEED);
 }

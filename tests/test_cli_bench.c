@@ -397,6 +397,23 @@ is_hex(const char *s, size_t n)
 	return true;
 }
 
+/* Whether /proc/self/mountinfo lists a mount at "/": in a chroot it
+ * does not (the root's mount point lies outside it), and a directory on
+ * the root's file system then has no device a run can name. */
+static bool
+root_mount_listed(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[4096], mnt[PATH_MAX];
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*u %*u %*s %*s %4095s", mnt) == 1 &&
+		        strcmp(mnt, "/") == 0;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static void
 test_run_record(void **state)
 {
@@ -425,9 +442,12 @@ test_run_record(void **state)
 	assert_true(r.filesystem[0] != '\0');
 	if (strncmp(root, "/dev/shm/", 9) == 0)
 		assert_string_equal(r.filesystem, "tmpfs");
-	/* and the device under it, with its numbers */
-	assert_non_null(strstr(r.device, " ("));
-	assert_non_null(strchr(r.device, ':'));
+	/* and the device under it, with its numbers (none in a chroot
+	 * when the test dir is on the root's file system) */
+	if (strncmp(root, "/dev/shm/", 9) == 0 || root_mount_listed()) {
+		assert_non_null(strstr(r.device, " ("));
+		assert_non_null(strchr(r.device, ':'));
+	}
 	if (strncmp(root, "/dev/shm/", 9) == 0)
 		assert_true(strncmp(r.device, "tmpfs (", 7) == 0 ||
 		            strncmp(r.device, "shm (", 5) == 0);

@@ -979,6 +979,26 @@ test_build_longest_out_name(void **state)
 	memset(out, 'j', NAME_MAX);
 	out[NAME_MAX] = '\0';
 	killed_build_leftover_removed(out);
+	/* Again with a scratch root that takes nothing (one that cannot be
+	 * made), as a small /dev/shm takes nothing: the consolidation's
+	 * scratch shard goes beside the build, its name cut short as well
+	 * (it was "File name too long"). */
+	assert_int_equal(ms_test_rmtree(out), 0);
+	char *was = getenv("MERGESCOPE_SCRATCH");
+	char keep[PATH_MAX];
+	snprintf(keep, sizeof(keep), "%s", was ? was : "");
+	setenv("MERGESCOPE_SCRATCH", "/proc/ms-test-no-scratch", 1);
+	int rc = cli("fixture", "build", "--preset", "smoke", "--seed", "1",
+	             "--out", out, NULL);
+	if (was)
+		setenv("MERGESCOPE_SCRATCH", keep, 1);
+	else
+		unsetenv("MERGESCOPE_SCRATCH");
+	if (rc != 0)
+		fail_msg("exit %d: %s", rc, err_text);
+	char names[NAME_MAX + 8];
+	snprintf(names, sizeof(names), "%s s1", out);
+	assert_string_equal(listing("."), names);
 }
 
 /* A chain or variant that does not open is named by the option given. */

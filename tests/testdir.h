@@ -5,8 +5,9 @@
  * Tests write thousands of small parts and fsync each one; on a disk that
  * makes the suite wait on the device for minutes. /dev/shm (tmpfs) runs
  * the same system calls without the wait, so scratch goes there when it is
- * writable; MS_TEST_DIR overrides (to run the suite on a real disk), then
- * TMPDIR, then /tmp.
+ * writable and has room for the suite (MS_TEST_SHM_MIN free: a container's
+ * 64 MiB /dev/shm does not); MS_TEST_DIR overrides (to run the suite on a
+ * real disk), then TMPDIR, then /tmp.
  */
 #ifndef MS_TESTDIR_H
 #define MS_TESTDIR_H
@@ -15,7 +16,25 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+/* Free room /dev/shm must have for the tests to put scratch there: two
+ * tests at a time each write up to a few hundred MiB of parts. */
+#define MS_TEST_SHM_MIN (1024ull << 20)
+
+/* "/dev/shm" when it is writable and has MS_TEST_SHM_MIN free, else NULL
+ * (the tests then use the disk). */
+static inline const char *
+ms_test_shm(void)
+{
+	struct statvfs sv;
+	if (access("/dev/shm", W_OK) != 0 || statvfs("/dev/shm", &sv) != 0)
+		return NULL;
+	if ((unsigned long long)sv.f_bavail * sv.f_frsize < MS_TEST_SHM_MIN)
+		return NULL;
+	return "/dev/shm";
+}
 
 /* Make a fresh directory "<base>/<tag>-XXXXXX" into buf; NULL on failure. */
 static inline char *
@@ -23,7 +42,7 @@ ms_test_mkdtemp(char *buf, size_t n, const char *tag)
 {
 	const char *base = getenv("MS_TEST_DIR");
 	if (!base || !*base)
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : NULL;
+		base = ms_test_shm();
 	if (!base)
 		base = getenv("TMPDIR");
 	if (!base || !*base)

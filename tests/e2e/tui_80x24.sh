@@ -30,7 +30,10 @@ wait_for 'PAUSED +at the start t ' || fail "no status line PAUSED at pub 0"
 e2e_quit
 screen | grep -q '^work dir ' || fail "no work dir line before the screen"
 screen | grep -q '^events recorded in ' || fail "no events recorded line"
-screen | awk 'length($0) >= 80 { bad = 1 } END { exit bad }' ||
+# The terminal's own wraps joined (-J): a line cut by the edge reads as
+# one longer than 80 columns; a line of exactly 80 fits.
+tm capture-pane -p -J -t "$T" | sed 's/ *$//' |
+	awk 'length($0) > 80 { bad = 1 } END { exit bad }' ||
 	fail "a line cut by the terminal's edge (80 columns)"
 # Its wrapped lines joined again give the line whole.
 screen | sed 's/^  / /' | tr -d '\n' |
