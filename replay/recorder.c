@@ -1752,6 +1752,24 @@ ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
 	return queue_event(r, Q_PLOGC, c, eb);
 }
 
+/* Commit what the queue holds and, if sql, run it after (what names it
+ * in an error): holding the connection throughout (design 4, 8). */
+static int
+commit_then(ms_rec *r, const char *sql, const char *what, ms_errbuf *eb)
+{
+	if (!r)
+		return 0;
+	int64_t c0 = db_lock(r);
+	int rc = dead_err(r, eb);
+	if (rc == 0)
+		rc = commit_locked(r, eb);
+	if (rc == 0 && sql &&
+	    sqlite3_exec(r->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		rc = sql_fail(r, eb, what);
+	db_unlock(r, c0);
+	return rc;
+}
+
 /* Nothing reads part_event by part while the run writes it, and keeping
  * an index of its rows (~7,000 on day-2x) up to date insert by insert
  * (the removed parts' IDs land all over it, each commit rewriting those
@@ -1759,33 +1777,16 @@ ms_rec_plugin_log_count(ms_rec *r, const ms_ev_plugin_log_count *c,
 int
 ms_rec_index(ms_rec *r, ms_errbuf *eb)
 {
-	if (!r)
-		return 0;
-	int64_t c0 = db_lock(r);
-	int rc = dead_err(r, eb);
-	if (rc == 0)
-		rc = commit_locked(r, eb);
-	if (rc == 0 &&
-	    sqlite3_exec(r->db,
-	                 "CREATE INDEX IF NOT EXISTS part_event_by_part ON "
-	                 "part_event(part_id)",
-	                 NULL, NULL, NULL) != SQLITE_OK)
-		rc = sql_fail(r, eb, "part_event index");
-	db_unlock(r, c0);
-	return rc;
+	return commit_then(r,
+	                   "CREATE INDEX IF NOT EXISTS part_event_by_part ON "
+	                   "part_event(part_id)",
+	                   "part_event index", eb);
 }
 
 int
 ms_rec_flush(ms_rec *r, ms_errbuf *eb)
 {
-	if (!r)
-		return 0;
-	int64_t c0 = db_lock(r);
-	int rc = dead_err(r, eb);
-	if (rc == 0)
-		rc = commit_locked(r, eb);
-	db_unlock(r, c0);
-	return rc;
+	return commit_then(r, NULL, NULL, eb);
 }
 
 /* The one integer `sql` (a query over table `table`, named in an error)
