@@ -20,9 +20,13 @@
  *     ordered by start_ns (ties: input position, then stored order — the
  *     order is therefore the same whatever merge tree produced the inputs),
  *     and written as one trace (one block unless over the split size).
- *  4. Output depth = 1 + max input depth. Bounds, rows, blocks come from the
- *     writer; for a lossless merge rows_out == rows_in and the output's time
- *     bounds equal the inputs'.
+ *  4. Output depth = 1 + max input depth. Rows and blocks come from the
+ *     writer; for a lossless merge rows_out == rows_in. The output's time
+ *     bounds are the inputs' (ms_part_writer_cover), also when the merge
+ *     dropped the traces at either end of them, as in the reference,
+ *     which sets its output's bounds from its inputs' metadata: so the
+ *     output matures, sorts and meets the guards of later merges as its
+ *     inputs would have.
  *  5. The latency and start_time index parts of the same inputs are merged
  *     into index parts with the output's ID (ms_sidx_merge), then core and
  *     both indexes are published by one ms_shard_replace: the commit point.
@@ -1644,6 +1648,7 @@ run(merge_ctx *c)
 		ms_part_writer_abort(w);
 		c->empty = true;
 	} else {
+		ms_part_writer_cover(w, res->input_min_ts, res->input_max_ts);
 		if ((rc = ms_part_writer_finish(w, &res->output, &c->eb)) < 0)
 			return write_failed(c, rc);
 		res->blocks_out = res->output.blocks;

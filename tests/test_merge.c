@@ -2478,6 +2478,59 @@ test_on_drop_silent_when_the_merge_fails(void **state)
 	sfx_close(&s);
 }
 
+/* Whether trace t is among the drops d saw. */
+static bool
+dropped_trace(const drops_seen *d, uint64_t t)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->trace[i] == t)
+			return true;
+	return false;
+}
+
+/* A merge that drops the traces at either end of its inputs' time range
+ * still records the inputs' range as its output's (DESIGN.md "Merge":
+ * output bounds come from the inputs; the reference engine sets them
+ * from its inputs' metadata whatever the merge kept), so the output is no
+ * younger or older than its inputs for maturity, the picker's order and
+ * the guards of later merges. Its blocks lie inside that range. It used
+ * to record the kept rows' own range. */
+static void
+test_dropping_merge_keeps_the_inputs_bounds(void **state)
+{
+	(void)state;
+	sfx s;
+	sfx_open(&s, 29, "detdrop:50");
+	int64_t in_min = INT64_MAX, in_max = INT64_MIN;
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(s.f.s, &v, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		const ms_part_meta *m = ms_part_get_meta(view_part(v, s.ids[i]));
+		in_min = m->min_ts < in_min ? m->min_ts : in_min;
+		in_max = m->max_ts > in_max ? m->max_ts : in_max;
+	}
+	ms_view_release(v);
+	ms_merge_result res;
+	drops_seen d;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(sfx_merge_drops(&s, MATURE_NS, NULL, &d, &res), 0);
+	/* Trace numbers are start-time order (merge_gen.h): the last
+	 * trace, 28, holds the inputs' latest row; the sampler dropped it
+	 * (and kept trace 0, so the test sees one end move). */
+	assert_true(dropped_trace(&d, 28));
+	assert_true(res.traces_out > 0 && d.n > 0);
+	assert_int_equal(res.output.min_ts, in_min);
+	assert_int_equal(res.output.max_ts, in_max);
+	assert_int_equal(ms_shard_view(s.f.s, &v, NULL), 0);
+	const ms_part *out = view_part(v, res.output_id);
+	assert_int_equal(ms_part_get_meta(out)->min_ts, in_min);
+	assert_int_equal(ms_part_get_meta(out)->max_ts, in_max);
+	/* The part reads back whole: every block inside its bounds. */
+	assert_int_equal(ms_part_verify(out, NULL), 0);
+	ms_view_release(v);
+	sfx_close(&s);
+}
+
 /* A hook that, at the start of publication, introduces a part holding a
  * copy of the rows of trace 7 + k at the k-th attempt (outside the
  * selection, inside its time range), for the first `times` attempts. */
@@ -2692,6 +2745,7 @@ main(void)
 		cmocka_unit_test(test_on_drop_silent_when_the_merge_fails),
 		cmocka_unit_test(test_decide_once_and_bounds_checks),
 		cmocka_unit_test(test_hot_traces_never_decided),
+		cmocka_unit_test(test_dropping_merge_keeps_the_inputs_bounds),
 		cmocka_unit_test(test_inventory_change_once_resamples),
 		cmocka_unit_test(test_inventory_keeps_changing_goes_lossless),
 	};
