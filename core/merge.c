@@ -83,9 +83,10 @@
  *     active meanwhile, and the merge publishes only on the inventory it
  *     revalidated (ms_shard_replace_at; a transaction in between is
  *     revalidated in turn). A conflict discards the attempt (outputs removed,
- *     nothing reported) and the merge is sampled again over the new
- *     inventory; after MERGE_SAMPLING_ATTEMPTS discarded attempts it is
- *     redone losslessly (reason lossless_retry), which cannot conflict.
+ *     nothing reported) and the merge is redone losslessly at once (reason
+ *     lossless_retry), which cannot conflict: DESIGN.md's rule and the
+ *     reference's, which retries without its filter after one rejected
+ *     publication. It is not sampled again.
  * 13. Only after a successful publication is each confirmed drop reported
  *     to req->on_drop, once, in merge order, with its row count.
  * 14. Once the last trace is emitted, the stager, the hold arena and the
@@ -273,8 +274,6 @@ typedef struct merge_ctx {
 
 /* Internal: the guard's revalidation failed; redo the merge. */
 #define MERGE_RETRY 1
-/* Sampling attempts before the lossless one (design 12). */
-#define MERGE_SAMPLING_ATTEMPTS 3
 /* Revalidations of one attempt raced by another transaction before it is
  * discarded (publish). */
 #define PUBLISH_TRIES 16
@@ -1765,20 +1764,15 @@ ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
 		               hooks->fail_alloc_every);
 
 	/* A sampling attempt whose drops a newly active part may hold is
-	 * discarded (MERGE_RETRY) and the merge sampled again against the
-	 * new inventory; after MERGE_SAMPLING_ATTEMPTS such attempts it is
-	 * redone losslessly, which cannot conflict. */
+	 * discarded (MERGE_RETRY) and the merge redone losslessly, which
+	 * cannot conflict (design 12). */
 	uint32_t discarded = 0;
 	uint64_t calls[MS_CHAIN_MAX_LINKS] = { 0 };
 	rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
-	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS) {
-		add_link_calls(calls, res);
-		rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
-	}
 	if (rc == MERGE_RETRY) {
 		add_link_calls(calls, res);
 		rc = attempt(req, hooks, res, &mem, &io, true, wall0, eb);
-		discarded = MERGE_SAMPLING_ATTEMPTS;
+		discarded = 1;
 	}
 	res->sampling.attempts_discarded = discarded;
 	/* The link calls of the attempts discarded were calls all the
