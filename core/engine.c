@@ -152,6 +152,10 @@ struct ms_engine {
 	bool disp_started;
 	worker *workers;
 	unsigned nworkers, fast_workers, slow_workers;
+	/* Fast and slow merges running, and how many may run at once: one a
+	 * CPU, as the reference limits its merges process-wide (a finalize
+	 * is not counted, as the reference's round takes no such slot). */
+	unsigned merging, max_merging;
 
 	job *head, *tail;
 	bool stop, trigger, picked, backing_off;
@@ -785,14 +789,24 @@ find_bad_inputs(ms_engine *e, const job *j, const ms_merge_result *res,
 		blame[hit] = true;
 }
 
+/* The first queued job of lanes that may start now: a fast or slow one
+ * only while fewer than max_merging run. *capped: one of lanes was left
+ * queued for that. e->mu held. */
 static job *
-next_job(ms_engine *e, unsigned lanes)
+next_job(ms_engine *e, unsigned lanes, bool *capped)
 {
+	*capped = false;
 	if (e->fatal)
 		return NULL;
-	for (job *j = e->head; j; j = j->next)
-		if (j->st == JOB_QUEUED && (lanes & (1u << j->d.lane)))
-			return j;
+	for (job *j = e->head; j; j = j->next) {
+		if (j->st != JOB_QUEUED || !(lanes & (1u << j->d.lane)))
+			continue;
+		if (!j->d.finalize && e->merging >= e->max_merging) {
+			*capped = true;
+			continue;
+		}
+		return j;
+	}
 	return NULL;
 }
 
@@ -954,6 +968,10 @@ run_job(ms_engine *e, job *j, const worker *w)
 			e->backoff_ms = 0;
 	}
 	job_move(j, JOB_ENDING);
+	if (!j->d.finalize) {
+		e->merging--;
+		pthread_cond_broadcast(&e->cv_work);
+	}
 	pthread_mutex_unlock(&e->mu);
 
 	deliver(e, &ev);
@@ -1007,11 +1025,16 @@ worker_main(void *arg)
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stop) {
-		job *j = next_job(e, w->lanes);
+		bool capped;
+		job *j = next_job(e, w->lanes, &capped);
 		if (!j) {
+			if (capped && e->merge_hooks && e->merge_hooks->capped)
+				e->merge_hooks->capped(e->merge_hooks->arg);
 			pthread_cond_wait(&e->cv_work, &e->mu);
 			continue;
 		}
+		if (!j->d.finalize)
+			e->merging++;
 		job_move(j, JOB_RUNNING);
 		reserve_on_start(e, j);
 		pthread_mutex_unlock(&e->mu);
@@ -1116,6 +1139,7 @@ ms__engine_open_hooked(ms_engine **out, const ms_engine_opts *opts,
 		e->slow_workers = 1;
 		e->nworkers = e->fast_workers + e->slow_workers;
 	}
+	e->max_merging = cpus ? cpus : 1;
 	e->workers = ms_mem_calloc(e->mem, e->nworkers, sizeof(worker));
 	if (!e->workers) {
 		/* The figures are read before the engine is freed. */

@@ -20,9 +20,13 @@
  *     ordered by start_ns (ties: input position, then stored order — the
  *     order is therefore the same whatever merge tree produced the inputs),
  *     and written as one trace (one block unless over the split size).
- *  4. Output depth = 1 + max input depth. Bounds, rows, blocks come from the
- *     writer; for a lossless merge rows_out == rows_in and the output's time
- *     bounds equal the inputs'.
+ *  4. Output depth = 1 + max input depth. Rows and blocks come from the
+ *     writer; for a lossless merge rows_out == rows_in. The output's time
+ *     bounds are the inputs' (ms_part_writer_cover), also when the merge
+ *     dropped the traces at either end of them, as in the reference,
+ *     which sets its output's bounds from its inputs' metadata: so the
+ *     output matures, sorts and meets the guards of later merges as its
+ *     inputs would have.
  *  5. The latency and start_time index parts of the same inputs are merged
  *     into index parts with the output's ID (ms_sidx_merge), then core and
  *     both indexes are published by one ms_shard_replace: the commit point.
@@ -79,9 +83,10 @@
  *     active meanwhile, and the merge publishes only on the inventory it
  *     revalidated (ms_shard_replace_at; a transaction in between is
  *     revalidated in turn). A conflict discards the attempt (outputs removed,
- *     nothing reported) and the merge is sampled again over the new
- *     inventory; after MERGE_SAMPLING_ATTEMPTS discarded attempts it is
- *     redone losslessly (reason lossless_retry), which cannot conflict.
+ *     nothing reported) and the merge is redone losslessly at once (reason
+ *     lossless_retry), which cannot conflict: DESIGN.md's rule and the
+ *     reference's, which retries without its filter after one rejected
+ *     publication. It is not sampled again.
  * 13. Only after a successful publication is each confirmed drop reported
  *     to req->on_drop, once, in merge order, with its row count.
  * 14. Once the last trace is emitted, the stager, the hold arena and the
@@ -269,8 +274,6 @@ typedef struct merge_ctx {
 
 /* Internal: the guard's revalidation failed; redo the merge. */
 #define MERGE_RETRY 1
-/* Sampling attempts before the lossless one (design 12). */
-#define MERGE_SAMPLING_ATTEMPTS 3
 /* Revalidations of one attempt raced by another transaction before it is
  * discarded (publish). */
 #define PUBLISH_TRIES 16
@@ -1644,6 +1647,7 @@ run(merge_ctx *c)
 		ms_part_writer_abort(w);
 		c->empty = true;
 	} else {
+		ms_part_writer_cover(w, res->input_min_ts, res->input_max_ts);
 		if ((rc = ms_part_writer_finish(w, &res->output, &c->eb)) < 0)
 			return write_failed(c, rc);
 		res->blocks_out = res->output.blocks;
@@ -1760,20 +1764,15 @@ ms__merge_execute_hooked(const ms_merge_req *req, const ms_merge_hooks *hooks,
 		               hooks->fail_alloc_every);
 
 	/* A sampling attempt whose drops a newly active part may hold is
-	 * discarded (MERGE_RETRY) and the merge sampled again against the
-	 * new inventory; after MERGE_SAMPLING_ATTEMPTS such attempts it is
-	 * redone losslessly, which cannot conflict. */
+	 * discarded (MERGE_RETRY) and the merge redone losslessly, which
+	 * cannot conflict (design 12). */
 	uint32_t discarded = 0;
 	uint64_t calls[MS_CHAIN_MAX_LINKS] = { 0 };
 	rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
-	while (rc == MERGE_RETRY && ++discarded < MERGE_SAMPLING_ATTEMPTS) {
-		add_link_calls(calls, res);
-		rc = attempt(req, hooks, res, &mem, &io, false, wall0, eb);
-	}
 	if (rc == MERGE_RETRY) {
 		add_link_calls(calls, res);
 		rc = attempt(req, hooks, res, &mem, &io, true, wall0, eb);
-		discarded = MERGE_SAMPLING_ATTEMPTS;
+		discarded = 1;
 	}
 	res->sampling.attempts_discarded = discarded;
 	/* The link calls of the attempts discarded were calls all the

@@ -45,6 +45,11 @@ typedef struct ms_merge_hooks {
 	 * against the inventory, just before it publishes: a part
 	 * introduced here appears between the two. NULL = none. */
 	void (*revalidated)(void *arg);
+	/* Engine only: called (with arg, the engine's lock held) when a
+	 * worker finds a queued merge of its lanes that it may not start
+	 * because as many merges as the limit allows are running. NULL =
+	 * none. */
+	void (*capped)(void *arg);
 } ms_merge_hooks;
 
 /* ms_merge_execute and ms_merge_finalize with test hooks (NULL: none,

@@ -115,6 +115,8 @@ struct ms_part_writer {
 	uint64_t data_off;
 	XXH64_state_t content;
 	ms_part_meta meta;
+	bool cover;                /* ms_part_writer_cover was called */
+	int64_t cover_min, cover_max; /* ... with these bounds */
 	int lit_mode;    /* ZSTD_c_literalCompressionMode now set */
 	int small_mml;   /* ZSTD_c_minMatch for units under MS__HUFF_MIN */
 	int small_strat; /* ZSTD_c_strategy for them (0: the level's) */
@@ -1126,6 +1128,16 @@ build_bloom(ms_part_writer *w, ms_buf *dst, uint8_t *buf)
 	return ms_buf_append_le64(dst, XXH64(b, n, 0));
 }
 
+void
+ms_part_writer_cover(ms_part_writer *w, int64_t min_ts, int64_t max_ts)
+{
+	if (!w || min_ts > max_ts)
+		return;
+	w->cover = true;
+	w->cover_min = min_ts;
+	w->cover_max = max_ts;
+}
+
 int
 ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 {
@@ -1162,6 +1174,12 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 		goto out;
 	}
 	w->meta.checksum = XXH64_digest(&w->content);
+	if (w->cover && w->meta.blocks > 0) {
+		if (w->cover_min < w->meta.min_ts)
+			w->meta.min_ts = w->cover_min;
+		if (w->cover_max > w->meta.max_ts)
+			w->meta.max_ts = w->cover_max;
+	}
 	uint64_t index_bytes = MS__INDEX_HDR +
 	                       w->meta.blocks * sizeof(struct ms__index_entry) +
 	                       sizeof(tail);

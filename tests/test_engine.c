@@ -275,6 +275,7 @@ typedef struct rec {
 	pthread_cond_t cv;
 	/* events */
 	size_t done, failed, quarantined, dropped, pick_failed, engine_failed;
+	size_t capped; /* the engine's capped hook */
 	uint32_t backoff[64];
 	size_t nbackoff;
 	uint64_t quarantined_id;
@@ -457,6 +458,18 @@ on_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 	return rc;
 }
 
+/* The engine's hook: a worker left a queued merge for the limit of merges
+ * running at once (rec.capped counts). */
+static void
+on_capped(void *arg)
+{
+	rec *r = arg;
+	pthread_mutex_lock(&r->mu);
+	r->capped++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* Wait (liveness-bounded) until *counter >= want. */
 static void
 rec_wait(rec *r, size_t *counter, size_t want)
@@ -506,7 +519,9 @@ fx_engine(fixture *f, bool serial, unsigned cpus, uint32_t backoff_ms,
           const ms_engine_state *resume)
 {
 	ms_errbuf eb;
-	f->hooks = (ms_merge_hooks){ .stage = on_stage, .arg = &f->r };
+	f->hooks = (ms_merge_hooks){ .stage = on_stage,
+		                     .capped = on_capped,
+		                     .arg = &f->r };
 	ms_engine_opts o = {
 		.shard = f->shard,
 		.clock = &f->clock,
@@ -951,6 +966,51 @@ test_hold_release_and_drop(void **state)
 	ms_engine_get_stats(f.eng, &st);
 	assert_int_equal(st.selections, 2);
 	assert_int_equal(st.dropped, 1);
+	fx_close(&f);
+}
+
+/* With one CPU the two lanes' workers (one fast, one slow) run one merge
+ * at a time: the reference lets no more merges run at once than there are
+ * CPUs, whatever their lanes. The slow worker finds its merge queued while
+ * the fast one merges and leaves it queued; it starts it once the fast one
+ * is over. Both used to run at once. */
+static void
+test_one_cpu_one_merge_at_a_time(void **state)
+{
+	(void)state;
+	fixture f;
+	fx_open(&f, false, 1, 10);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 1000 + 10 * (uint64_t)i, 3,
+		                1500 * 1024, true, T0, NULL);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                NULL);
+	gate(&f.r, true);
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.max_in_merge, 1);
+	/* Either the other worker declines its merge (one at a time) or it
+	 * enters it beside the first (two at once): whichever comes. */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += LIVENESS / SEC;
+	pthread_mutex_lock(&f.r.mu);
+	while (f.r.capped == 0 && f.r.max_in_merge < 2)
+		if (pthread_cond_timedwait(&f.r.cv, &f.r.mu, &dl) == ETIMEDOUT)
+			break;
+	size_t most = f.r.max_in_merge, capped = f.r.capped;
+	pthread_mutex_unlock(&f.r.mu);
+	assert_true(capped > 0);
+	assert_int_equal(most, 1);
+	ms_engine_stats st;
+	ms_engine_get_stats(f.eng, &st);
+	assert_int_equal(st.running, 1);
+	gate(&f.r, false);
+	idle(&f);
+	assert_int_equal(f.r.done, 2);
+	assert_int_equal(f.r.max_in_merge, 1);
+	assert_true(f.r.lanes_in[MS_LANE_KIND_FAST]);
+	assert_true(f.r.lanes_in[MS_LANE_KIND_SLOW]);
 	fx_close(&f);
 }
 
@@ -2370,6 +2430,7 @@ main(void)
 		cmocka_unit_test(test_slow_merge_racing_publication),
 		cmocka_unit_test(test_hold_release_and_drop),
 		cmocka_unit_test(test_two_lanes_at_once),
+		cmocka_unit_test(test_one_cpu_one_merge_at_a_time),
 		cmocka_unit_test(test_failure_backoff_inventory_unchanged),
 		cmocka_unit_test(test_disk_error_stops_engine),
 		cmocka_unit_test(test_out_of_memory_stops_engine),

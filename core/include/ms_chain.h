@@ -121,7 +121,9 @@ typedef void (*ms_chain_log_fn)(void *ctx, const ms_chain_log_line *line);
 typedef struct ms_chain_opts {
 	ms_mem *mem;                /* borrowed; outlives the chain */
 	uint64_t decide_timeout_ns; /* 0 = 5 s */
-	unsigned circuit_after;     /* consecutive timeouts; 0 = 3 */
+	/* N: timeouts (or host crashes) in a row, or in N of the last 2N
+	 * batches, that open the circuit (chain.c, design 4); 0 = 3. */
+	unsigned circuit_after;
 	ms_chain_log_fn log;        /* NULL = discard */
 	void *log_ctx;
 	/* How long ms_chain_close waits for calls abandoned after a timeout

@@ -17,8 +17,11 @@
  * finalize merge runs on lane "finalize", served by the first fast
  * worker: the thread that ran most of the day's merges, so the memory its
  * allocator kept from them serves the finalize instead of staying
- * resident beside it (the slow worker runs the rare large merges). In
- * serial mode one worker serves every lane: exactly one merge at a time.
+ * resident beside it (the slow worker runs the rare large merges). No
+ * more fast and slow merges run at once than there are CPUs (the
+ * reference's process-wide limit: with one CPU the two lanes take turns);
+ * the finalize is not counted. In serial mode one worker serves every
+ * lane: exactly one merge at a time.
  *
  * Failures: a merge that fails is retried after a backoff (1, 2, 4 ... s);
  * an input that fails verification repeatedly, or whose trace the output

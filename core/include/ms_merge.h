@@ -230,9 +230,8 @@ typedef struct ms_merge_sampling {
 	uint32_t nbatch_recs;
 	ms_merge_batch batch[MS_MERGE_BATCH_RECS];
 	/* Sampling attempts discarded because a part that became active
-	 * during the merge may hold a dropped trace; each was redone
-	 * against the new inventory, and after 3 the merge was redone
-	 * losslessly (reason lossless_retry). */
+	 * during the merge may hold a dropped trace: 0, or 1 when the
+	 * merge was then redone losslessly (reason lossless_retry). */
 	uint32_t attempts_discarded;
 	/* Checks of the attempt that counted, each 0 in a correct merge
 	 * (the end-of-run gates one_decide_per_trace, plugin_bounds and

@@ -192,6 +192,13 @@ int ms_part_writer_add_trace(ms_part_writer *w, const ms_row *rows, size_t n,
  * checksum is verified before they are copied. */
 int ms_part_writer_add_raw(ms_part_writer *w, const ms_raw_block *raw,
                            ms_errbuf *eb);
+/* Record at least [min_ts, max_ts] as the part's time bounds when it is
+ * finished (its blocks' own range otherwise): a merge's output takes its
+ * inputs' range whatever rows it dropped (DESIGN.md "Merge", as the
+ * reference engine records it). Its blocks must lie inside that range, as
+ * blocks taken from those inputs do. Ignored when min_ts > max_ts and for
+ * a part finished without a block. */
+void ms_part_writer_cover(ms_part_writer *w, int64_t min_ts, int64_t max_ts);
 /* Write the index, the Bloom filter and the footer, fsync the file once,
  * close it and fill *meta. The writer is freed whatever the result; on
  * failure the file is removed. Nothing syncs the directory it is in: its
