@@ -24,6 +24,11 @@ void ms__rec_forget_merge(ms_rec *r, uint64_t seq);
 void ms__rec_hold(ms_rec *r, bool hold);
 /* Callers of rec now waiting for room in its queue. */
 uint32_t ms__rec_waiters(ms_rec *r);
+/* The page cache of the event database's connection: KiB as a string
+ * for PRAGMA cache_size, and the bytes it holds now (all pages cached,
+ * with their headers: SQLITE_DBSTATUS_CACHE_USED). */
+#define MS__REC_CACHE_KIB "512"
+size_t ms__rec_cache_bytes(ms_rec *r);
 
 /* Which record a column belongs to. */
 enum ms__ev_rec {

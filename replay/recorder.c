@@ -1290,6 +1290,12 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 	 * moment is waited for, boundedly, before a statement fails (and
 	 * with it the recorder, design 5). */
 	sqlite3_busy_timeout(r->db, 5000);
+	/* A page cache of a fixed size: SQLite's default (2,000 KiB) fills
+	 * as the database grows with the day, and all of it is resident
+	 * through the finalize's peak. Best effort: a connection that
+	 * cannot set it keeps the default. */
+	sqlite3_exec(r->db, "PRAGMA cache_size = -" MS__REC_CACHE_KIB, NULL,
+	             NULL, NULL);
 	rc = create_locked(r, opts->run, eb);
 	int te =
 	        rc ? 0
@@ -1850,6 +1856,18 @@ ms__rec_hold(ms_rec *r, bool hold)
 	r->hold = hold;
 	pthread_cond_signal(&r->wake);
 	pthread_mutex_unlock(&r->qlock);
+}
+
+size_t
+ms__rec_cache_bytes(ms_rec *r)
+{
+	int cur = 0, hi = 0;
+	int64_t c0 = db_lock(r);
+	if (r->db)
+		sqlite3_db_status(r->db, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi,
+		                  0);
+	db_unlock(r, c0);
+	return cur > 0 ? (size_t)cur : 0;
 }
 
 uint32_t

@@ -189,6 +189,58 @@ rec_begun(const char *path, unsigned batch_events)
 	return r;
 }
 
+/* The event database's page cache stays at its fixed size however long
+ * the run: a day's database outgrows it (day-4x's is about 2 MB), and
+ * SQLite's default cache (2,000 KiB) grew with it, resident through the
+ * finalize. n merges with their publications and lifecycle rows make a
+ * database of several MiB; the cache holds at most MS__REC_CACHE_KIB
+ * KiB of pages, with their headers. */
+static void
+test_page_cache_bounded(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "cache.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	const uint64_t n = 3000;
+	ms_ev_input inputs[16];
+	for (uint64_t s = 1; s <= n; s++) {
+		ms_ev_pub p;
+		evf_pub(&p, s - 1);
+		assert_int_equal(ms_rec_pub(r, &p, &eb), 0);
+		ms_ev_merge m;
+		evf_merge_of(&m, inputs, s, n, "skywalking");
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+		for (size_t i = 0; i < m.ninputs; i++) {
+			ms_ev_part pe = { .what = MS_EV_PART_REMOVED,
+				          .part_id = inputs[i].id,
+				          .logical_ns = m.logical_ns,
+				          .epoch = m.epoch_after,
+				          .cause_seq = s };
+			snprintf(pe.cause, sizeof(pe.cause), "merge");
+			assert_int_equal(ms_rec_part(r, &pe, &eb), 0);
+		}
+	}
+	size_t cache = ms__rec_cache_bytes(r);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	struct stat wal;
+	char walpath[520];
+	snprintf(walpath, sizeof(walpath), "%s-wal", path);
+	off_t bytes = st.st_size + (stat(walpath, &wal) == 0 ? wal.st_size : 0);
+	print_message("database %lld bytes (with its WAL), cache %zu bytes\n",
+	              (long long)bytes, cache);
+	size_t bound = (size_t)atoi(MS__REC_CACHE_KIB) * 1024;
+	assert_true(bytes > (off_t)(4 * bound));
+	assert_true(cache > 0);
+	/* Each cached page carries a header of a few hundred bytes. */
+	assert_true(cache <= bound + bound / 4);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+}
+
 /* The recorder's busy time counts each commit once and never a caller's
  * wait: one thread's calls, each committing (batch of one event), are
  * busy for less than the calls took. Before, a commit made inside a
@@ -1550,6 +1602,7 @@ main(void)
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_unwritable_path),
 		cmocka_unit_test(test_run_written_at_open),
+		cmocka_unit_test(test_page_cache_bounded),
 		cmocka_unit_test(test_reader_locked_out),
 		cmocka_unit_test(test_other_schema_version),
 		cmocka_unit_test(test_exists_without_overwrite),
