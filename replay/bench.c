@@ -491,6 +491,8 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 					fputc('\n', f);
 				else if (isnan(d))
 					fprintf(f, " %8s\n", "n/a");
+				else if (fabs(d) < 0.005) /* as report --vs */
+					fprintf(f, " %8s\n", "0.00");
 				else
 					fprintf(f, " %+8.2f\n", d);
 			}
