@@ -183,6 +183,51 @@ test_unknown(void **state)
 	                    "(see mergescope export --help)\n");
 }
 
+/* "--" ends the options, in every command (the POSIX convention): it
+ * was an unknown option everywhere, so `fixture check` could not be
+ * given a directory that begins with '-', and `--db --` named the
+ * database "--". */
+static void
+test_end_of_options(void **state)
+{
+	(void)state;
+	/* Last, it ends nothing: the options before it stand. */
+	assert_int_equal(cli("export", "--db", "/nonexistent.db", "--format",
+	                     "csv", "--", NULL),
+	                 MS_EXIT_ERROR);
+	assert_null(strstr(err_text, "\"--\""));
+	assert_non_null(strstr(err_text, "--db /nonexistent.db: "));
+	/* An option after it is a word, not the option. */
+	assert_int_equal(cli("export", "--db", "x.db", "--", "--format", "csv",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope export: unexpected argument "
+	                    "\"--format\": the command takes options only "
+	                    "(see mergescope export --help)\n");
+	/* Never an option's value: --db=-- says that. */
+	assert_int_equal(cli("report", "--db", "--", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope report: option --db expects FILE, not "
+	                    "the end of the options \"--\" (a value that "
+	                    "starts like an option is written --db=VALUE)\n");
+	assert_int_equal(cli("report", "--db=--", NULL), MS_EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--db --: "));
+	/* --help after it is a word too. */
+	assert_int_equal(cli("clean", "--", "--help", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unexpected argument \"--help\""));
+	/* fixture check: the directory after it, whatever it begins with. */
+	assert_int_equal(cli("fixture", "check", "-x", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "written after \"--\""));
+	assert_int_equal(cli("fixture", "check", "--", "-no-such-dir", NULL),
+	                 MS_EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope fixture check: "
+	                                 "-no-such-dir: "));
+	assert_int_equal(cli("fixture", "check", "--", NULL), MS_EXIT_USAGE);
+	assert_int_equal(cli("fixture", "check", "--", "a", "b", NULL),
+	                 MS_EXIT_USAGE);
+}
+
 static void
 test_option_errors_name_the_option(void **state)
 {
@@ -1078,6 +1123,7 @@ main(void)
 		cmocka_unit_test(test_help_bench_default_out),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_end_of_options),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_option_not_taken_as_value),
 		cmocka_unit_test(test_errors_before_work),
