@@ -2620,6 +2620,57 @@ test_killed_before_start(void **state)
 }
 #endif
 
+/* A --db whose path is longer than SQLite opens (504 bytes, 512 with
+ * "-journal") is refused up front as a usage error naming the path, its
+ * length and the limit: it was "cannot create: unable to open database
+ * file; expected a writable file in an existing directory" (exit 2), of
+ * a directory that exists and can be written. One byte less is taken. */
+static void
+test_db_path_limit(void **state)
+{
+	(void)state;
+	char dir[600], db[700], want[1400];
+	size_t at = (size_t)snprintf(dir, sizeof(dir), "%s", tmp_root);
+	/* dir/r.db of 505 bytes: components of at most 200. */
+	while (at + strlen("/r.db") < 505) {
+		size_t k = 505 - strlen("/r.db") - at;
+		k = k > 201 ? 201 : k;
+		dir[at++] = '/';
+		memset(dir + at, 'p', k - 1);
+		at += k - 1;
+		dir[at] = '\0';
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	snprintf(db, sizeof(db), "%s/r.db", dir);
+	assert_int_equal(strlen(db), 505);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "alwayskeep", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	snprintf(want, sizeof(want),
+	         "mergescope run: --db %s: its path is 505 bytes; SQLite "
+	         "opens an event database of at most 504 (with -journal "
+	         "added, its limit)\n",
+	         db);
+	assert_string_equal(err_text, want);
+	assert_false(exists(db));
+	/* The recorder says the same of a path no option named. */
+	ms_rec *rec = NULL;
+	ms_errbuf eb = { "" };
+	ms_rec_opts ro = { .path = db };
+	assert_int_equal(ms_rec_open(&rec, &ro, &eb), MS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, ": its path is 505 bytes; SQLite opens "
+	                               "one of at most 504"));
+	/* One byte less: the run takes it. */
+	snprintf(db, sizeof(db), "%s/r.d", dir);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "alwayskeep", "--db", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 0);
+	assert_true(exists(db));
+}
+
 /* A --db whose file name leaves no room for the names SQLite derives from
  * it (NAME-journal: 8 bytes more, within NAME_MAX) is refused up front
  * as a usage error naming the path, its length, the limit and why
@@ -2743,6 +2794,7 @@ main(void)
 		cmocka_unit_test(test_killed_before_start),
 #endif
 		cmocka_unit_test(test_closed_before_start),
+		cmocka_unit_test(test_db_path_limit),
 		cmocka_unit_test(test_db_name_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

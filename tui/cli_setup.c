@@ -833,6 +833,15 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        a->cmd, a->db, name_len, MS_EV_DB_NAME_MAX);
 		return MS_EXIT_USAGE;
 	}
+	size_t most = 0;
+	if (a->db && !ms_evdb_path_fits(a->db, &name_len, &most)) {
+		fprintf(err,
+		        "mergescope %s: --db %s: its path is %zu bytes; SQLite "
+		        "opens an event database of at most %zu (with "
+		        "-journal added, its limit)\n",
+		        a->cmd, a->db, name_len, most);
+		return MS_EXIT_USAGE;
+	}
 	if (a->db) {
 		if ((rc = check_out_path(a, "--db", a->db, true, err)) ||
 		    (rc = path_fits(a, "--db", a->db, sizeof(cfg->db), err)))

@@ -675,6 +675,53 @@ default_dir(char *buf, size_t n, FILE *err)
 	return 0;
 }
 
+/* The longest path of a run's event database in the series directory
+ * into buf (the runs' logs and the summaries are shorter). */
+static void
+longest_db(const bench *b, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (unsigned vi = 0; vi < b->nv; vi++) {
+		char p[PATH_MAX + 64];
+		db_path(b, b->reps - 1, vi, "db", p, sizeof(p));
+		if (strlen(p) > strlen(buf))
+			snprintf(buf, n, "%s", p);
+	}
+}
+
+/* The series directory into b->dir: --out DIR (o, or NULL for the
+ * default), refused before any work when it is longer than b->dir (it
+ * was cut short unsaid) or when a run's event database in it would be
+ * longer than SQLite opens (every run failed on it, one after another,
+ * and the series had no figures). */
+static int
+series_path(bench *b, const char *o, FILE *err)
+{
+	if (!o)
+		return default_dir(b->dir, sizeof(b->dir), err);
+	size_t len = strlen(o);
+	if (len >= sizeof(b->dir)) {
+		fprintf(err,
+		        "mergescope bench: --out: the path is %zu bytes; at "
+		        "most %zu are accepted\n",
+		        len, sizeof(b->dir) - 1);
+		return MS_EXIT_USAGE;
+	}
+	if (!realpath(o, b->dir))
+		snprintf(b->dir, sizeof(b->dir), "%s", o);
+	char db[PATH_MAX + 64];
+	size_t n = 0, most = 0;
+	longest_db(b, db, sizeof(db));
+	if (ms_evdb_path_fits(db, &n, &most))
+		return 0;
+	fprintf(err,
+	        "mergescope bench: --out %s: a run's event database there "
+	        "(%s) would be a path of %zu bytes; SQLite opens one of at "
+	        "most %zu (with -journal added, its limit)\n",
+	        o, strrchr(db, '/') + 1, n, most);
+	return MS_EXIT_USAGE;
+}
+
 static int
 parse_variants(bench *b, const char *list, FILE *err)
 {
@@ -884,18 +931,14 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 	else if (rc == 0)
 		b.exe[el] = '\0';
 	if (rc == 0)
+		rc = series_path(&b, o[O_OUT].value, err);
+	if (rc == 0)
 		rc = check_runs(&b, err);
 	if (rc == 0)
 		ms__profile_note("bench", o[O_PROFILE].value, err);
 	/* The runs made here share this process's scratch directory. */
 	if (rc == 0 && !kind)
 		rc = ms__scratch_check(err, "bench");
-	if (rc == 0 && o[O_OUT].count) {
-		if (!realpath(o[O_OUT].value, b.dir))
-			snprintf(b.dir, sizeof(b.dir), "%s", o[O_OUT].value);
-	} else if (rc == 0) {
-		rc = default_dir(b.dir, sizeof(b.dir), err);
-	}
 	if (rc == 0)
 		rc = series_dir(b.dir, err);
 	/* The runs get absolute paths: an emitted command runs wherever a
