@@ -2618,6 +2618,42 @@ test_killed_before_start(void **state)
 	assert_false(exists(work));
 	assert_false(exists(db));
 }
+
+/* The run's report cannot be read (its database's path became a
+ * directory while the run, stopped at stop point "opened", held the file
+ * open): one line names the database once and says why; it read "report
+ * of DB: event database DB: is a directory; ...". */
+static void
+test_report_failure_line(void **state)
+{
+	(void)state;
+	char db[600], moved[700], errp[600], want[1400];
+	snprintf(db, sizeof(db), "%s/report-fails.db", tmp_root);
+	snprintf(moved, sizeof(moved), "%s.moved", db);
+	snprintf(errp, sizeof(errp), "%s/report-fails.err", tmp_root);
+	setenv("MERGESCOPE_TEST_STOP", "opened", 1);
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture_dir, "--variant",  "alwayskeep",
+		               "--db",      db,           NULL };
+	pid_t pid = bt_spawn(args, false, NULL, errp, NULL, 0);
+	unsetenv("MERGESCOPE_TEST_STOP");
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(rename(db, moved), 0);
+	assert_int_equal(mkdir(db, 0755), 0);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	int rc = bt_outputs(bt_wait(pid, 120), "/dev/null", out_text, CAP,
+	                    errp, err_text, CAP);
+	assert_int_equal(rc, 2);
+	snprintf(want, sizeof(want),
+	         "\nmergescope run: report of %s: is a directory; expected a "
+	         "database written by `mergescope run`\n",
+	         db);
+	assert_non_null(strstr(err_text, want));
+	assert_int_equal(rmdir(db), 0);
+	ms_evdb_remove(moved);
+}
 #endif
 
 /* A --db whose path is longer than SQLite opens (504 bytes, 512 with
@@ -2792,6 +2828,7 @@ main(void)
 		cmocka_unit_test(test_output_write_failure),
 #ifdef MS_MERGESCOPE_BIN
 		cmocka_unit_test(test_killed_before_start),
+		cmocka_unit_test(test_report_failure_line),
 #endif
 		cmocka_unit_test(test_closed_before_start),
 		cmocka_unit_test(test_db_path_limit),

@@ -235,9 +235,10 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 		}
 	}
 	ms_evdb_close(db);
+	/* "report of DB: CAUSE", the path said once (the database's own
+	 * messages begin with it too). */
 	if (rc)
-		fprintf(err, "mergescope run: report of %s: %s\n", db_path,
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_db_error(err, "run", "report of", db_path, rc, &eb);
 	return rc;
 }
 
