@@ -228,6 +228,30 @@ test_end_of_options(void **state)
 	                 MS_EXIT_USAGE);
 }
 
+/* An output path near PATH_MAX whose error is cut around " [...] " (its
+ * head and its cause kept) is still named with its option: the line
+ * lost "--out" as the cut message no longer began with the whole path. */
+static void
+test_long_out_path_named(void **state)
+{
+	(void)state;
+	static char path[4000];
+	size_t at = (size_t)snprintf(path, sizeof(path), "/nonexistent");
+	while (at + 202 < sizeof(path) - 16) {
+		path[at++] = '/';
+		memset(path + at, 'q', 200);
+		at += 200;
+	}
+	snprintf(path + at, sizeof(path) - at, "/out.csv");
+	assert_int_equal(cli("export", "--db", "x.db", "--format", "csv",
+	                     "--out", path, NULL),
+	                 MS_EXIT_ERROR);
+	assert_true(strncmp(err_text, "mergescope export: --out /nonexistent/",
+	                    38) == 0);
+	assert_non_null(strstr(err_text, " [...] "));
+	assert_non_null(strstr(err_text, "does not exist\n"));
+}
+
 static void
 test_option_errors_name_the_option(void **state)
 {
@@ -1124,6 +1148,7 @@ main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_end_of_options),
+		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_option_not_taken_as_value),
 		cmocka_unit_test(test_errors_before_work),

@@ -582,6 +582,9 @@ void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
  * option opt (ms_outfile's messages begin "PATH: "): "mergescope CMD:
  * OPT PATH: CAUSE"; a message about something else (the database being
  * read) is said as it is, after "CMD: ". Returns MS_EXIT_ERROR. */
+/* Whether message m is about path: it begins "PATH:", or, cut short
+ * around " [...] " (a long path's, ms_fail), with a head of PATH. */
+bool ms__msg_names_path(const char *m, const char *path);
 int ms__say_out_error(FILE *err, const char *cmd, const char *opt,
                       const char *path, int rc, const ms_errbuf *eb);
 struct ms_replay_status;

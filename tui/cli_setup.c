@@ -1211,13 +1211,25 @@ ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)
 	return MS_EXIT_ERROR;
 }
 
+bool
+ms__msg_names_path(const char *m, const char *path)
+{
+	size_t k = path ? strlen(path) : 0;
+	if (k && strncmp(m, path, k) == 0 && m[k] == ':')
+		return true;
+	/* Cut between its head and its cause (ms_fail): a head of the
+	 * path, then " [...] ". */
+	const char *gap = strstr(m, " [...] ");
+	size_t h = gap ? (size_t)(gap - m) : 0;
+	return h && h < k && strncmp(m, path, h) == 0;
+}
+
 int
 ms__say_out_error(FILE *err, const char *cmd, const char *opt,
                   const char *path, int rc, const ms_errbuf *eb)
 {
 	const char *m = eb && eb->msg[0] ? eb->msg : ms_strerror(rc);
-	size_t k = path ? strlen(path) : 0;
-	if (k && strncmp(m, path, k) == 0 && m[k] == ':')
+	if (ms__msg_names_path(m, path))
 		fprintf(err, "mergescope %s: %s %s\n", cmd, opt, m);
 	else
 		fprintf(err, "mergescope %s: %s\n", cmd, m);

@@ -227,8 +227,7 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 			rc = ms_outfile_commit(of, &eb);
 		else
 			rc = ms_outfile_fail(of, rc, &eb);
-		size_t k = strlen(json);
-		if (rc && !strncmp(eb.msg, json, k) && eb.msg[k] == ':') {
+		if (rc && ms__msg_names_path(eb.msg, json)) {
 			ms_evdb_close(db);
 			ms__say_out_error(err, "run", "--json", json, rc, &eb);
 			return rc;
