@@ -252,6 +252,38 @@ test_long_out_path_named(void **state)
 	assert_non_null(strstr(err_text, "does not exist\n"));
 }
 
+/* A count (bench --reps and --jobs, merge-once --reps) is digits only,
+ * as README says of every number: "+3", " 3" and "03" were taken. */
+static void
+test_counts_plain(void **state)
+{
+	(void)state;
+	const char *bad[] = { "+3", " 3", "03", "3 ", "0", "-1", "" };
+	char want[128];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli("merge-once", "--frozen", "/nonexistent",
+		                     "--variant", "nosuch", "--reps", bad[i],
+		                     NULL),
+		                 MS_EXIT_USAGE);
+		snprintf(want, sizeof(want), "--reps \"%s\": expected", bad[i]);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("bench", "--variants", "nosuch", "--reps",
+		                     bad[i], NULL),
+		                 MS_EXIT_USAGE);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("bench", "--variants", "nosuch", "--jobs",
+		                     bad[i], NULL),
+		                 MS_EXIT_USAGE);
+		snprintf(want, sizeof(want), "--jobs \"%s\": expected", bad[i]);
+		assert_non_null(strstr(err_text, want));
+	}
+	unsigned long n = 0;
+	assert_true(ms__parse_count("1000000", 1, 1000000, &n));
+	assert_int_equal(n, 1000000);
+	assert_false(ms__parse_count("1000001", 1, 1000000, &n));
+	assert_false(ms__parse_count("18446744073709551617", 1, 1000, &n));
+}
+
 static void
 test_option_errors_name_the_option(void **state)
 {
@@ -1148,6 +1180,7 @@ main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_end_of_options),
+		cmocka_unit_test(test_counts_plain),
 		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_option_not_taken_as_value),

@@ -253,6 +253,24 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 	return 0;
 }
 
+bool
+ms__parse_count(const char *s, unsigned long lo, unsigned long hi,
+                unsigned long *out)
+{
+	unsigned long n = 0;
+	if (!s[0] || (s[0] == '0' && s[1]))
+		return false;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || n > (hi - (unsigned)(*p - '0')) / 10)
+			return false;
+		n = n * 10 + (unsigned)(*p - '0');
+	}
+	if (n < lo)
+		return false;
+	*out = n;
+	return true;
+}
+
 size_t
 ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out, size_t cap)
 {

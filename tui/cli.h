@@ -56,6 +56,11 @@ int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
+/* A count as every option that takes one reads it: digits only, no
+ * sign, space or leading zero, from lo to hi (hi < ULONG_MAX / 10), into
+ * *out; false (nothing written) otherwise (strtol took "+5" and " 5"). */
+bool ms__parse_count(const char *s, unsigned long lo, unsigned long hi,
+                     unsigned long *out);
 /* Every value of the repeatable option a->o[k], in the order given.
  * Stores at most cap values in out and returns how many were given. */
 size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,

@@ -149,15 +149,12 @@ fail(FILE *err, int status, const char *fmt, const char *a, const char *b)
 	return status;
 }
 
-/* A whole number from 1 to max (decimal, no sign) into *out. */
+/* A whole number from 1 to max (ms__parse_count) into *out. */
 static bool
 parse_count(const char *v, unsigned long max, unsigned *out)
 {
-	char *end = NULL;
-	errno = 0;
-	unsigned long n = strtoul(v, &end, 10);
-	if (errno || !end || *end || end == v || n < 1 || n > max ||
-	    v[0] == '-')
+	unsigned long n;
+	if (!ms__parse_count(v, 1, max, &n))
 		return false;
 	*out = (unsigned)n;
 	return true;
