@@ -323,7 +323,15 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 			usage(out);
 			return 0;
 		}
-		if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+			/* Not the TUI's option: it was refused as one
+			 * ("mergescope tui: unknown option"). */
+			if (argc > 2) {
+				fprintf(err, "mergescope: --version takes no "
+				             "other argument (got \"%s\")\n",
+				        argv[2]);
+				return MS_EXIT_USAGE;
+			}
 			char v[256];
 			ms_build_describe(v, sizeof(v));
 			fprintf(out, "%s\n", v);
