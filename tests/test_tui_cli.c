@@ -160,6 +160,7 @@ test_version(void **state)
 		fail_msg("--version: %s", out_text);
 	assert_int_equal(cli("--help", NULL), 0);
 	assert_non_null(strstr(out_text, "`mergescope --version`"));
+	assert_non_null(strstr(out_text, "exits 64 before anything runs"));
 	/* With more words: refused as --version's, not as the TUI's. */
 	assert_int_equal(cli("--version", "x", NULL), MS_EXIT_USAGE);
 	assert_string_equal(err_text, "mergescope: --version takes no other "

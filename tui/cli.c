@@ -45,7 +45,10 @@ usage(FILE *out)
 	        "                      ~/.cache/mergescope): fixtures, run "
 	        "databases\n");
 	fprintf(out, "\n`mergescope COMMAND --help` describes a command; "
-	             "`mergescope --version`\nsays which build this is.\n");
+	             "`mergescope --version`\nsays which build this is. "
+	             "An option a command does not take, or a value\nit "
+	             "does not accept, exits 64 before anything runs, "
+	             "naming it; \"--\" ends\nthe options.\n");
 }
 
 bool
