@@ -107,6 +107,10 @@ test_help_lists_every_option(void **state)
 			if (!names_option(out_text, c->opts[k].name))
 				fail_msg("%s --help lacks %s", c->name,
 				         c->opts[k].name);
+		/* and says what its exit statuses mean (export and
+		 * clean said none) */
+		if (!strstr(out_text, "xit status"))
+			fail_msg("%s --help says no exit status", c->name);
 	}
 	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));
