@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -291,6 +292,31 @@ test_counts_plain(void **state)
 	assert_int_equal(n, 1000000);
 	assert_false(ms__parse_count("1000001", 1, 1000000, &n));
 	assert_false(ms__parse_count("18446744073709551617", 1, 1000, &n));
+}
+
+/* "-" for report --html or run --json: export --out takes it for
+ * standard output; these wrote a file named "-" in the working
+ * directory (beside the text report on standard output). Refused. */
+static void
+test_dash_output_refused(void **state)
+{
+	(void)state;
+	struct stat st;
+	assert_int_equal(cli("report", "--db", "/nonexistent.db", "--html",
+	                     "-", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope report: --html -: \"-\" would be a "
+	                    "file named -, not standard output, which holds "
+	                    "the text report (only export --out - writes "
+	                    "there); give a file name (./- for one named -)"
+	                    "\n");
+	assert_int_equal(cli("run", "--headless", "--preset", "nonesuch",
+	                     "--json", "-", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "mergescope run: --json -: \"-\" "
+	                                 "would be a file named -"));
+	assert_int_equal(stat("-", &st), -1);
 }
 
 static void
@@ -1189,6 +1215,7 @@ main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_end_of_options),
+		cmocka_unit_test(test_dash_output_refused),
 		cmocka_unit_test(test_counts_plain),
 		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),

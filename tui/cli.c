@@ -256,6 +256,21 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 	return 0;
 }
 
+int
+ms__out_not_stdout(const char *cmd, const char *opt, const char *path,
+                   FILE *err)
+{
+	if (!path || strcmp(path, "-") != 0)
+		return 0;
+	fprintf(err,
+	        "mergescope %s: %s -: \"-\" would be a file named -, not "
+	        "standard output, which holds the text report (only export "
+	        "--out - writes there); give a file name (./- for one named "
+	        "-)\n",
+	        cmd, opt);
+	return MS_EXIT_USAGE;
+}
+
 bool
 ms__parse_count(const char *s, unsigned long lo, unsigned long hi,
                 unsigned long *out)

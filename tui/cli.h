@@ -56,6 +56,12 @@ int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
+/* An output file option (report --html, run --json) given "-": export's
+ * --out takes it for standard output, these wrote a file named "-" in
+ * the working directory, beside a text report on standard output. One
+ * line on err and MS_EXIT_USAGE; 0 for any other path (or NULL). */
+int ms__out_not_stdout(const char *cmd, const char *opt, const char *path,
+                       FILE *err);
 /* A count as every option that takes one reads it: digits only, no
  * sign, space or leading zero, from lo to hi (hi < ULONG_MAX / 10), into
  * *out; false (nothing written) otherwise (strtol took "+5" and " 5"). */
