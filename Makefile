@@ -6,7 +6,7 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run install test test-asan test-tsan fuzz fuzz-smoke bench format clean
+.PHONY: all deps build run install path-note test test-asan test-tsan fuzz fuzz-smoke bench format clean
 
 all: build
 
@@ -33,7 +33,17 @@ install: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target mergescope alwayskeep detdrop skywalking
 	@cmake --install $(BUILD) --prefix $(PREFIX)
-	@echo "installed $(PREFIX)/bin/mergescope (is $(PREFIX)/bin on your PATH?)"
+	@echo "installed $(PREFIX)/bin/mergescope"
+	@$(MAKE) -s path-note PREFIX="$(PREFIX)"
+
+# Says how to put $(PREFIX)/bin on PATH only when no PATH entry is that
+# directory (compared as resolved, so a trailing / or a link counts).
+path-note:
+	@bin=$$(cd "$(PREFIX)/bin" 2>/dev/null && pwd -P || echo "$(PREFIX)/bin"); \
+	on=; IFS=:; for p in $$PATH; do \
+		[ -n "$$p" ] && [ "$$(cd "$$p" 2>/dev/null && pwd -P)" = "$$bin" ] && on=1; \
+	done; \
+	[ -n "$$on" ] || echo "$(PREFIX)/bin is not on your PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\") to run mergescope by name"
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

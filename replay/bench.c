@@ -391,7 +391,7 @@ conditions_text(const ms_bench_run *runs, size_t n, FILE *f)
 	const char *mode = u->limits_mode[0] ? u->limits_mode : "host";
 	bool emulated = strcmp(mode, "emulated") == 0;
 	fprintf(f,
-	        "conditions: fixture %s %.16s  profile %s  cache %s  host %s  "
+	        "conditions: fixture %s %s  profile %s  cache %s  host %s  "
 	        "commit %s\nenvelope: %s%s%s%s\n",
 	        or_dash(u->fixture_preset), or_dash(u->fixture_hash),
 	        or_dash(u->profile), or_dash(u->cache_label),
@@ -491,6 +491,8 @@ write_text(const ms_bench_run *runs, size_t n, const char *const *labels,
 					fputc('\n', f);
 				else if (isnan(d))
 					fprintf(f, " %8s\n", "n/a");
+				else if (fabs(d) < 0.005) /* as report --vs */
+					fprintf(f, " %8s\n", "0.00");
 				else
 					fprintf(f, " %+8.2f\n", d);
 			}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -99,11 +100,57 @@ cpu_model(char *out, size_t n)
 		fclose(f);
 }
 
+/* " MODEL" of block device dev ("MAJOR:MINOR") added to out, from sysfs
+ * (its disk's for a partition), when it has one. */
+static void
+add_model(const char *dev, char *out, size_t n)
+{
+	char model[128] = "", p[128];
+	snprintf(p, sizeof(p), "/sys/dev/block/%s/device/model", dev);
+	FILE *m = fopen(p, "r");
+	if (!m) {
+		/* a partition: its disk's model */
+		snprintf(p, sizeof(p), "/sys/dev/block/%s/../device/model", dev);
+		m = fopen(p, "r");
+	}
+	if (m) {
+		if (fgets(model, sizeof(model), m))
+			model[strcspn(model, "\n")] = '\0';
+		fclose(m);
+	}
+	size_t k = strlen(model);
+	while (k && model[k - 1] == ' ')
+		model[--k] = '\0';
+	if (k) {
+		size_t used = strlen(out);
+		snprintf(out + used, n - used, " %s", model);
+	}
+}
+
+/* dir's device by its numbers alone, "unknown (MAJOR:MINOR) MODEL", when
+ * no mount names it: in a chroot the mounts outside it are not listed,
+ * and a directory on the root's file system has none. "" when dir
+ * cannot be looked at either. */
+static void
+device_by_numbers(const char *dir, char *out, size_t n)
+{
+	struct stat st;
+	out[0] = '\0';
+	if (stat(dir, &st) != 0)
+		return;
+	char dev[32];
+	snprintf(dev, sizeof(dev), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	snprintf(out, n, "unknown (%s)", dev);
+	add_model(dev, out, n);
+}
+
 /*
  * The device under dir, from a mountinfo file (/proc/self/mountinfo):
  * the mount whose mount point is the longest prefix of dir's real path,
  * as "SOURCE (MAJOR:MINOR)", with the block device's model from sysfs
- * when it has one ("/dev/vda1 (254:1) QEMU HARDDISK"). "" if unknown.
+ * when it has one ("/dev/vda1 (254:1) QEMU HARDDISK"); when no mount
+ * covers it (a chroot), "unknown (MAJOR:MINOR)" from dir's own device.
+ * "" if unknown.
  */
 void
 ms__device_name(const char *dir, const char *mountinfo, char *out, size_t n)
@@ -113,8 +160,10 @@ ms__device_name(const char *dir, const char *mountinfo, char *out, size_t n)
 	if (!realpath(dir, real))
 		return;
 	FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "r");
-	if (!f)
+	if (!f) {
+		device_by_numbers(real, out, n);
 		return;
+	}
 	char line[4096];
 	size_t best = 0;
 	while (fgets(line, sizeof(line), f)) {
@@ -133,29 +182,11 @@ ms__device_name(const char *dir, const char *mountinfo, char *out, size_t n)
 			continue;
 		best = ml;
 		snprintf(out, n, "%s (%s)", src, dev);
-		char model[128] = "", p[128];
-		snprintf(p, sizeof(p), "/sys/dev/block/%s/device/model", dev);
-		FILE *m = fopen(p, "r");
-		if (!m) {
-			/* a partition: its disk's model */
-			snprintf(p, sizeof(p),
-			         "/sys/dev/block/%s/../device/model", dev);
-			m = fopen(p, "r");
-		}
-		if (m) {
-			if (fgets(model, sizeof(model), m))
-				model[strcspn(model, "\n")] = '\0';
-			fclose(m);
-		}
-		size_t k = strlen(model);
-		while (k && model[k - 1] == ' ')
-			model[--k] = '\0';
-		if (k) {
-			size_t used = strlen(out);
-			snprintf(out + used, n - used, " %s", model);
-		}
+		add_model(dev, out, n);
 	}
 	fclose(f);
+	if (!out[0])
+		device_by_numbers(real, out, n);
 }
 
 void

@@ -83,6 +83,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <limits.h>
 #include <unistd.h>
 
 const double ms_ev_hist_bounds_ms[MS_EV_HIST_BUCKETS - 1] = {
@@ -1137,6 +1138,24 @@ ms_evdb_name_fits(const char *path, size_t *len)
 	return n <= MS_EV_DB_NAME_MAX;
 }
 
+bool
+ms_evdb_path_fits(const char *path, size_t *len, size_t *max)
+{
+	char cwd[PATH_MAX];
+	size_t n = strlen(path);
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		n += strlen(cwd) + 1;
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+	size_t most = vfs && vfs->mxPathname > 8
+	                      ? (size_t)vfs->mxPathname - 8 /* "-journal" */
+	                      : 0;
+	if (len)
+		*len = n;
+	if (max)
+		*max = most;
+	return n <= most;
+}
+
 void
 ms_evdb_remove(const char *path)
 {
@@ -1239,6 +1258,13 @@ ms_rec_open(ms_rec **out, const ms_rec_opts *opts, ms_errbuf *eb)
 		        "with -journal, -wal and -shm added beside it, and "
 		        "a file name has at most 255 bytes",
 		        path, name_len, MS_EV_DB_NAME_MAX);
+	size_t most = 0;
+	if (!ms_evdb_path_fits(path, &name_len, &most))
+		return ms_fail(eb, MS_ERR_RANGE,
+		               "event database %s: its path is %zu bytes; "
+		               "SQLite opens one of at most %zu (with -journal "
+		               "added, its limit)",
+		               path, name_len, most);
 	int rc = opts->run ? check_run(path, opts->run, eb) : 0;
 	if (rc == 0)
 		rc = clear_existing(path, opts->overwrite, eb);

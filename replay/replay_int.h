@@ -1064,7 +1064,9 @@ void ms__replay_segment(const ms_replay *r, int64_t *min_ns, int64_t *max_ns);
  * NULL; anything else is MS_ERR_INVAL naming --cache). */
 void ms__fs_type_name(const char *dir, char *buf, size_t n);
 /* The device under dir, from mountinfo ("/proc/self/mountinfo" when
- * NULL): "SOURCE (MAJOR:MINOR) MODEL"; "" if unknown. */
+ * NULL): "SOURCE (MAJOR:MINOR) MODEL", or "unknown (MAJOR:MINOR) MODEL"
+ * from dir's own device when no mount listed covers it (a chroot); ""
+ * when dir cannot be looked at. */
 void ms__device_name(const char *dir, const char *mountinfo, char *out,
                      size_t n);
 void ms__run_environment(ms_ev_run *run, const char *work_dir);

@@ -23,6 +23,7 @@
 #include "ms_pipeline.h"
 #include "ms_replay_events.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -968,7 +969,7 @@ static void
 build_lines(FILE *f, const ms_ev_run *u)
 {
 	fprintf(f,
-	        "  build        binary %.16s  commit %s  compiler %s\n"
+	        "  build        binary %s  commit %s  compiler %s\n"
 	        "  cpu          %s  cache %s\n",
 	        or_dash(u->binary_checksum), or_dash(u->git_commit),
 	        or_dash(u->compiler), or_dash(u->cpu_model),
@@ -984,7 +985,7 @@ print_header(FILE *f, const report *r, const char *path)
 	fprintf(f, "  version      %s\n", u->version);
 	fprintf(f, "  fixture      %s seed %llu  %s\n", u->fixture_preset,
 	        (unsigned long long)u->fixture_seed, u->fixture_dir);
-	fprintf(f, "  fixture hash %.16s  parts %.16s\n", u->fixture_hash,
+	fprintf(f, "  fixture hash %s  parts %s\n", u->fixture_hash,
 	        u->fixture_parts_hash);
 	/* The staging and the plugin host are named when they are not the
 	 * defaults (retain, inproc). */
@@ -999,7 +1000,7 @@ print_header(FILE *f, const report *r, const char *path)
 	if (u->chain[0])
 		fprintf(f, "  chain        %s\n", u->chain);
 	for (uint32_t i = 0; i < u->nplugins; i++)
-		fprintf(f, "  plugin %u     %s  %s  checksum %.16s\n", i,
+		fprintf(f, "  plugin %u     %s  %s  checksum %s\n", i,
 		        u->plugins[i].name, u->plugins[i].path,
 		        u->plugins[i].checksum);
 	char workers[64];
@@ -1899,14 +1900,21 @@ ms_report_failed_gates(ms_evdb *db, unsigned *failed, ms_errbuf *eb)
 	return rc;
 }
 
+/* B against A in %: one rule for every row, a difference that shows as
+ * zero is "0.0%" without a sign (equal runs read "0.0%" whether their
+ * figure is 0 or not; a tiny difference is not "+0.0%" or "-0.0%"),
+ * any other is signed; "n/a" when A is 0 and B is not. */
 static void
 cmp_row(FILE *f, const char *name, double a, double b, int prec)
 {
 	fprintf(f, "  %-28s %14.*f %14.*f ", name, prec, a, prec, b);
-	if (a == 0.0)
-		fprintf(f, "%9s\n", b == 0.0 ? "0.0%" : "n/a");
+	double d = a == 0.0 ? 0.0 : 100.0 * (b - a) / a;
+	if (a == 0.0 && b != 0.0)
+		fprintf(f, "%9s\n", "n/a");
+	else if (fabs(d) < 0.05)
+		fprintf(f, "%9s\n", "0.0%");
 	else
-		fprintf(f, "%+8.1f%%\n", 100.0 * (b - a) / a);
+		fprintf(f, "%+8.1f%%\n", d);
 }
 
 static void
@@ -2273,7 +2281,7 @@ ms_report_compare(ms_evdb *da, ms_evdb *db, FILE *out, bool *mismatch,
 	        (!ka[0] || !kb[0] || strcmp(ka, kb) == 0);
 	if (!same_fixture)
 		fprintf(f,
-		        "  note: different fixtures (%.16s%s%s vs %.16s%s%s); "
+		        "  note: different fixtures (%s%s%s vs %s%s%s); "
 		        "the picker trajectories are not comparable\n",
 		        a.run.fixture_hash, ka[0] ? ", " : "", ka,
 		        b.run.fixture_hash, kb[0] ? ", " : "", kb);

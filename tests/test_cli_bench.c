@@ -862,11 +862,12 @@ test_delta_from_zero(void **state)
 	const char *eol = strchr(sky, '\n');
 	const char *na = strstr(sky, " n/a\n");
 	assert_true(na && na < eol); /* not +0.00 */
-	/* written: 0 and 0, no change */
+	/* written: 0 and 0, no change, unsigned as every zero difference
+	 * (it was "+0.00") */
 	const char *wr = strstr(cd, "\nwritten MiB");
 	assert_non_null(wr);
 	const char *sky2 = strstr(wr + 1, "\n") + 1;
-	assert_true(strncmp(strchr(sky2, '\n') - 6, " +0.00", 6) == 0);
+	assert_true(strncmp(strchr(sky2, '\n') - 6, "  0.00", 6) == 0);
 	jv j;
 	json_parse(js, &j);
 	const jv *vs = jget(&j, "variants");
@@ -1518,6 +1519,59 @@ test_envelope_without_profile(void **state)
 	                            "needs --profile"));
 }
 
+/* An --out in which a run's event database would be a longer path than
+ * SQLite opens (504 bytes with -journal's 8 added) is refused before
+ * anything is made or run: every run of the series failed on it, one
+ * after another, and the series had no figures. An --out longer than
+ * the series directory's buffer was cut short unsaid. */
+static void
+test_out_too_long(void **state)
+{
+	(void)state;
+	char fresh[PATH_MAX];
+	path_in(fresh, sizeof(fresh), "long");
+	size_t at = strlen(fresh);
+	/* The longest database, rep004-v1-skywalking.db, one byte past. */
+	size_t want = 505 - strlen("/rep004-v1-skywalking.db");
+	while (at < want) {
+		size_t k = want - at > 201 ? 201 : want - at;
+		fresh[at++] = '/';
+		memset(fresh + at, 'd', k - 1);
+		at += k - 1;
+	}
+	fresh[at] = '\0';
+	const char *b[] = { "bench", "--variants", "disabled,skywalking",
+		            "--preset", "smoke", "--out", fresh, NULL };
+	assert_int_equal(run(b, false), 64);
+	char line[1024];
+	snprintf(line, sizeof(line),
+	         "mergescope bench: --out %s: a run's event database there "
+	         "(rep004-v1-skywalking.db) would be a path of 505 bytes; "
+	         "SQLite opens one of at most 504 (with -journal added, its "
+	         "limit)\n",
+	         fresh);
+	assert_string_equal(err, line);
+	char top[PATH_MAX];
+	path_in(top, sizeof(top), "long");
+	assert_false(exists(top));
+	/* One byte shorter fits (--emit: nothing runs). */
+	fresh[at - 1] = '\0';
+	const char *e[] = { "bench", "--variants", "disabled,skywalking",
+		            "--preset", "smoke", "--emit", "parallel", "--out",
+		            fresh, NULL };
+	assert_int_equal(run(e, false), 0);
+	assert_true(exists(fresh));
+	/* Longer than any path: refused, not cut. */
+	static char huge[PATH_MAX + 2];
+	memset(huge, 'h', sizeof(huge) - 1);
+	huge[0] = '/';
+	const char *h[] = { "bench", "--variants", "disabled", "--preset",
+		            "smoke", "--out", huge, NULL };
+	assert_int_equal(run(h, false), 64);
+	assert_non_null(strstr(err, "mergescope bench: --out: the path is "
+	                            "4097 bytes; at most 4095 are accepted\n"));
+}
+
 /* A variant given twice was run as two variants of one name: the
  * series' summary had two rows "disabled", `--collect` of the same
  * directory one with both runs. Refused before anything is made. */
@@ -2006,6 +2060,7 @@ main(void)
 		cmocka_unit_test(test_stray_child),
 		cmocka_unit_test(test_killed_run),
 		cmocka_unit_test(test_envelope_without_profile),
+		cmocka_unit_test(test_out_too_long),
 		cmocka_unit_test(test_variant_twice),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_jobs),

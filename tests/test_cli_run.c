@@ -2618,7 +2618,94 @@ test_killed_before_start(void **state)
 	assert_false(exists(work));
 	assert_false(exists(db));
 }
+
+/* The run's report cannot be read (its database's path became a
+ * directory while the run, stopped at stop point "opened", held the file
+ * open): one line names the database once and says why; it read "report
+ * of DB: event database DB: is a directory; ...". */
+static void
+test_report_failure_line(void **state)
+{
+	(void)state;
+	char db[600], moved[700], errp[600], want[1400];
+	snprintf(db, sizeof(db), "%s/report-fails.db", tmp_root);
+	snprintf(moved, sizeof(moved), "%s.moved", db);
+	snprintf(errp, sizeof(errp), "%s/report-fails.err", tmp_root);
+	setenv("MERGESCOPE_TEST_STOP", "opened", 1);
+	const char *args[] = { "run",       "--headless", "--fixture",
+		               fixture_dir, "--variant",  "alwayskeep",
+		               "--db",      db,           NULL };
+	pid_t pid = bt_spawn(args, false, NULL, errp, NULL, 0);
+	unsetenv("MERGESCOPE_TEST_STOP");
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(rename(db, moved), 0);
+	assert_int_equal(mkdir(db, 0755), 0);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	int rc = bt_outputs(bt_wait(pid, 120), "/dev/null", out_text, CAP,
+	                    errp, err_text, CAP);
+	assert_int_equal(rc, 2);
+	snprintf(want, sizeof(want),
+	         "\nmergescope run: report of %s: is a directory; expected a "
+	         "database written by `mergescope run`\n",
+	         db);
+	assert_non_null(strstr(err_text, want));
+	assert_int_equal(rmdir(db), 0);
+	ms_evdb_remove(moved);
+}
 #endif
+
+/* A --db whose path is longer than SQLite opens (504 bytes, 512 with
+ * "-journal") is refused up front as a usage error naming the path, its
+ * length and the limit: it was "cannot create: unable to open database
+ * file; expected a writable file in an existing directory" (exit 2), of
+ * a directory that exists and can be written. One byte less is taken. */
+static void
+test_db_path_limit(void **state)
+{
+	(void)state;
+	char dir[600], db[700], want[1400];
+	size_t at = (size_t)snprintf(dir, sizeof(dir), "%s", tmp_root);
+	/* dir/r.db of 505 bytes: components of at most 200. */
+	while (at + strlen("/r.db") < 505) {
+		size_t k = 505 - strlen("/r.db") - at;
+		k = k > 201 ? 201 : k;
+		dir[at++] = '/';
+		memset(dir + at, 'p', k - 1);
+		at += k - 1;
+		dir[at] = '\0';
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	snprintf(db, sizeof(db), "%s/r.db", dir);
+	assert_int_equal(strlen(db), 505);
+	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,
+	                     "--variant", "alwayskeep", "--db", db, NULL),
+	                 64);
+	assert_one_line();
+	snprintf(want, sizeof(want),
+	         "mergescope run: --db %s: its path is 505 bytes; SQLite "
+	         "opens an event database of at most 504 (with -journal "
+	         "added, its limit)\n",
+	         db);
+	assert_string_equal(err_text, want);
+	assert_false(exists(db));
+	/* The recorder says the same of a path no option named. */
+	ms_rec *rec = NULL;
+	ms_errbuf eb = { "" };
+	ms_rec_opts ro = { .path = db };
+	assert_int_equal(ms_rec_open(&rec, &ro, &eb), MS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, ": its path is 505 bytes; SQLite opens "
+	                               "one of at most 504"));
+	/* One byte less: the run takes it. */
+	snprintf(db, sizeof(db), "%s/r.d", dir);
+	int rc = cli("run", "--headless", "--fixture", fixture_dir, "--variant",
+	             "alwayskeep", "--db", db, NULL);
+	if (rc)
+		fprintf(stderr, "%s", err_text);
+	assert_int_equal(rc, 0);
+	assert_true(exists(db));
+}
 
 /* A --db whose file name leaves no room for the names SQLite derives from
  * it (NAME-journal: 8 bytes more, within NAME_MAX) is refused up front
@@ -2741,8 +2828,10 @@ main(void)
 		cmocka_unit_test(test_output_write_failure),
 #ifdef MS_MERGESCOPE_BIN
 		cmocka_unit_test(test_killed_before_start),
+		cmocka_unit_test(test_report_failure_line),
 #endif
 		cmocka_unit_test(test_closed_before_start),
+		cmocka_unit_test(test_db_path_limit),
 		cmocka_unit_test(test_db_name_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -3031,10 +3031,16 @@ test_reference(void **state)
 	ms_fixture_ref_print(f, "core_bytes", 1, 2 * 40879799.0);
 	ms_fixture_ref_print(f, "rows_removed", 2, 0.7258);
 	ms_fixture_ref_print(f, "primary_merges", 1, 120);
+	ms_fixture_ref_print(f, "core_bytes", 1, 40879799.0);
 	fclose(f);
 	assert_non_null(strstr(buf, "+100.0%   OUTSIDE"));
 	assert_non_null(strstr(buf, "ok\n"));
 	assert_non_null(strstr(buf, "(other scale)"));
+	/* No difference has no sign, in points and in % (as report --vs
+	 * says it): "+0.00 pt" and "+0.0%" were. */
+	assert_non_null(strstr(buf, "     0.00 pt  ok\n"));
+	assert_non_null(strstr(buf, "      0.0%   ok\n"));
+	assert_null(strstr(buf, "+0.0"));
 }
 
 /* A reference is judged against what was measured at the day's scale.

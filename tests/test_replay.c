@@ -38,6 +38,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -1412,6 +1413,38 @@ test_work_dir_long_db_name(void **state)
 			fail_msg("mkdir %s: %s", c.dir, strerror(errno));
 		assert_int_equal(rmdir(c.dir), 0);
 	}
+}
+
+/* The device a run names for its work dir: the mount that covers it,
+ * else (a chroot, whose mountinfo lists no mount at "/" nor any other
+ * over the directory) its own device's numbers: the report's host line
+ * and bench's conditions had an empty field. */
+static void
+test_device_name(void **state)
+{
+	(void)state;
+	char info[PATH_MAX], dev[256], want[64];
+	struct stat st;
+	assert_int_equal(stat(rt.root, &st), 0);
+	snprintf(info, sizeof(info), "%s/mountinfo", rt.root);
+	FILE *f = fopen(info, "w");
+	assert_non_null(f);
+	fputs("20 1 0:5 / /proc rw - proc proc rw\n"
+	      "21 1 0:6 / /nowhere/else rw - tmpfs tmpfs rw\n",
+	      f);
+	fclose(f);
+	ms__device_name(rt.root, info, dev, sizeof(dev));
+	snprintf(want, sizeof(want), "unknown (%u:%u)", major(st.st_dev),
+	         minor(st.st_dev));
+	assert_true(strncmp(dev, want, strlen(want)) == 0);
+	/* A mount at "/" covers everything: its source and numbers. */
+	f = fopen(info, "w");
+	assert_non_null(f);
+	fputs("19 0 254:1 / / rw - ext4 /dev/vda1 rw\n", f);
+	fclose(f);
+	ms__device_name(rt.root, info, dev, sizeof(dev));
+	assert_true(strncmp(dev, "/dev/vda1 (254:1)", 17) == 0);
+	unlink(info);
 }
 
 /* Where the scratch shard goes without --work-dir: the scratch root only
@@ -3194,6 +3227,7 @@ main(void)
 		cmocka_unit_test(test_fsync_count_matches_calls),
 		cmocka_unit_test(test_phase_rss_peak_own),
 		cmocka_unit_test(test_staging_link_and_copy_same_run),
+		cmocka_unit_test(test_device_name),
 		cmocka_unit_test(test_work_dir_choice),
 		cmocka_unit_test(test_work_dir_long_db_name),
 		cmocka_unit_test(test_work_dir_choice_blocks),

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,6 +108,10 @@ test_help_lists_every_option(void **state)
 			if (!names_option(out_text, c->opts[k].name))
 				fail_msg("%s --help lacks %s", c->name,
 				         c->opts[k].name);
+		/* and says what its exit statuses mean (export and
+		 * clean said none) */
+		if (!strstr(out_text, "xit status"))
+			fail_msg("%s --help says no exit status", c->name);
 	}
 	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));
@@ -160,6 +165,11 @@ test_version(void **state)
 		fail_msg("--version: %s", out_text);
 	assert_int_equal(cli("--help", NULL), 0);
 	assert_non_null(strstr(out_text, "`mergescope --version`"));
+	assert_non_null(strstr(out_text, "exits 64 before anything runs"));
+	/* With more words: refused as --version's, not as the TUI's. */
+	assert_int_equal(cli("--version", "x", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope: --version takes no other "
+	                              "argument (got \"x\")\n");
 }
 
 static void
@@ -181,6 +191,132 @@ test_unknown(void **state)
 	                    "mergescope export: unexpected argument "
 	                    "\"out.csv\": the command takes options only "
 	                    "(see mergescope export --help)\n");
+}
+
+/* "--" ends the options, in every command (the POSIX convention): it
+ * was an unknown option everywhere, so `fixture check` could not be
+ * given a directory that begins with '-', and `--db --` named the
+ * database "--". */
+static void
+test_end_of_options(void **state)
+{
+	(void)state;
+	/* Last, it ends nothing: the options before it stand. */
+	assert_int_equal(cli("export", "--db", "/nonexistent.db", "--format",
+	                     "csv", "--", NULL),
+	                 MS_EXIT_ERROR);
+	assert_null(strstr(err_text, "\"--\""));
+	assert_non_null(strstr(err_text, "--db /nonexistent.db: "));
+	/* An option after it is a word, not the option. */
+	assert_int_equal(cli("export", "--db", "x.db", "--", "--format", "csv",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope export: unexpected argument "
+	                    "\"--format\": the command takes options only "
+	                    "(see mergescope export --help)\n");
+	/* Never an option's value: --db=-- says that. */
+	assert_int_equal(cli("report", "--db", "--", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope report: option --db expects FILE, not "
+	                    "the end of the options \"--\" (a value that "
+	                    "starts like an option is written --db=VALUE)\n");
+	assert_int_equal(cli("report", "--db=--", NULL), MS_EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--db --: "));
+	/* --help after it is a word too. */
+	assert_int_equal(cli("clean", "--", "--help", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unexpected argument \"--help\""));
+	/* fixture check: the directory after it, whatever it begins with. */
+	assert_int_equal(cli("fixture", "check", "-x", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "written after \"--\""));
+	assert_int_equal(cli("fixture", "check", "--", "-no-such-dir", NULL),
+	                 MS_EXIT_ERROR);
+	assert_non_null(strstr(err_text, "mergescope fixture check: "
+	                                 "-no-such-dir: "));
+	assert_int_equal(cli("fixture", "check", "--", NULL), MS_EXIT_USAGE);
+	assert_int_equal(cli("fixture", "check", "--", "a", "b", NULL),
+	                 MS_EXIT_USAGE);
+}
+
+/* An output path near PATH_MAX whose error is cut around " [...] " (its
+ * head and its cause kept) is still named with its option: the line
+ * lost "--out" as the cut message no longer began with the whole path. */
+static void
+test_long_out_path_named(void **state)
+{
+	(void)state;
+	static char path[4000];
+	size_t at = (size_t)snprintf(path, sizeof(path), "/nonexistent");
+	while (at + 202 < sizeof(path) - 16) {
+		path[at++] = '/';
+		memset(path + at, 'q', 200);
+		at += 200;
+	}
+	snprintf(path + at, sizeof(path) - at, "/out.csv");
+	assert_int_equal(cli("export", "--db", "x.db", "--format", "csv",
+	                     "--out", path, NULL),
+	                 MS_EXIT_ERROR);
+	assert_true(strncmp(err_text, "mergescope export: --out /nonexistent/",
+	                    38) == 0);
+	assert_non_null(strstr(err_text, " [...] "));
+	assert_non_null(strstr(err_text, "does not exist\n"));
+}
+
+/* A count (bench --reps and --jobs, merge-once --reps) is digits only,
+ * as README says of every number: "+3", " 3" and "03" were taken. */
+static void
+test_counts_plain(void **state)
+{
+	(void)state;
+	const char *bad[] = { "+3", " 3", "03", "3 ", "0", "-1", "" };
+	char want[128];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(cli("merge-once", "--frozen", "/nonexistent",
+		                     "--variant", "nosuch", "--reps", bad[i],
+		                     NULL),
+		                 MS_EXIT_USAGE);
+		snprintf(want, sizeof(want), "--reps \"%s\": expected", bad[i]);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("bench", "--variants", "nosuch", "--reps",
+		                     bad[i], NULL),
+		                 MS_EXIT_USAGE);
+		assert_non_null(strstr(err_text, want));
+		assert_int_equal(cli("bench", "--variants", "nosuch", "--jobs",
+		                     bad[i], NULL),
+		                 MS_EXIT_USAGE);
+		snprintf(want, sizeof(want), "--jobs \"%s\": expected", bad[i]);
+		assert_non_null(strstr(err_text, want));
+	}
+	unsigned long n = 0;
+	assert_true(ms__parse_count("1000000", 1, 1000000, &n));
+	assert_int_equal(n, 1000000);
+	assert_false(ms__parse_count("1000001", 1, 1000000, &n));
+	assert_false(ms__parse_count("18446744073709551617", 1, 1000, &n));
+}
+
+/* "-" for report --html or run --json: export --out takes it for
+ * standard output; these wrote a file named "-" in the working
+ * directory (beside the text report on standard output). Refused. */
+static void
+test_dash_output_refused(void **state)
+{
+	(void)state;
+	struct stat st;
+	assert_int_equal(cli("report", "--db", "/nonexistent.db", "--html",
+	                     "-", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope report: --html -: \"-\" would be a "
+	                    "file named -, not standard output, which holds "
+	                    "the text report (only export --out - writes "
+	                    "there); give a file name (./- for one named -)"
+	                    "\n");
+	assert_int_equal(cli("run", "--headless", "--preset", "nonesuch",
+	                     "--json", "-", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "mergescope run: --json -: \"-\" "
+	                                 "would be a file named -"));
+	assert_int_equal(stat("-", &st), -1);
 }
 
 static void
@@ -1078,6 +1214,10 @@ main(void)
 		cmocka_unit_test(test_help_bench_default_out),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_end_of_options),
+		cmocka_unit_test(test_dash_output_refused),
+		cmocka_unit_test(test_counts_plain),
+		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),
 		cmocka_unit_test(test_option_not_taken_as_value),
 		cmocka_unit_test(test_errors_before_work),

@@ -2840,6 +2840,11 @@ test_filter_rules(void **state)
 	                                 sizeof(err)));
 	assert_non_null(strstr(err, "unknown key worker="));
 	assert_non_null(strstr(err, "lane=, class=, reason=, phase=, seq="));
+	/* A range backwards is named as such, and the forms it takes are
+	 * all listed (seq>N and seq<N were not). */
+	assert_false(ms_tui_filter_parse("seq=5..2", &flt, err, sizeof(err)));
+	assert_non_null(strstr(err, "seq=A..B (A at most B)"));
+	assert_non_null(strstr(err, "seq>N"));
 	assert_false(
 	        ms_tui_filter_parse("lane=medium", &flt, err, sizeof(err)));
 	assert_non_null(strstr(err, "medium"));

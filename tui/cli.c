@@ -45,7 +45,10 @@ usage(FILE *out)
 	        "                      ~/.cache/mergescope): fixtures, run "
 	        "databases\n");
 	fprintf(out, "\n`mergescope COMMAND --help` describes a command; "
-	             "`mergescope --version`\nsays which build this is.\n");
+	             "`mergescope --version`\nsays which build this is. "
+	             "An option a command does not take, or a value\nit "
+	             "does not accept, exits 64 before anything runs, "
+	             "naming it; \"--\" ends\nthe options.\n");
 }
 
 bool
@@ -128,13 +131,36 @@ is_option_of(const ms__opt *opts, size_t nopts, const char *a)
 	return strncmp(a, "--", 2) == 0 && find_opt(opts, nopts, a, &alen) >= 0;
 }
 
+/* "--" ends the options (the POSIX convention): it is never an option's
+ * value, and every word after it is an operand, which no command but
+ * `fixture check DIR` takes. */
+static bool
+is_end_of_options(const char *a)
+{
+	return strcmp(a, "--") == 0;
+}
+
 static void
 value_is_option(const ms_cmd *c, const ms__opt *o, const char *next, FILE *err)
 {
 	fprintf(err,
-	        "mergescope %s: option %s expects %s, not the option \"%s\" "
+	        "mergescope %s: option %s expects %s, not %s \"%s\" "
 	        "(a value that starts like an option is written %s=VALUE)\n",
-	        c->name, o->name, o->arg, next, o->name);
+	        c->name, o->name, o->arg,
+	        is_end_of_options(next) ? "the end of the options" : "the option",
+	        next, o->name);
+}
+
+/* A word parsed as no option: an option this command does not have, or
+ * a word (any word after "--") where it takes options only. */
+static int
+not_an_option(const ms_cmd *c, const char *a, bool operand, FILE *err)
+{
+	bool word = operand || a[0] != '-';
+	fprintf(err, "mergescope %s: %s \"%s\"%s (see mergescope %s --help)\n",
+	        c->name, word ? "unexpected argument" : "unknown option", a,
+	        word ? ": the command takes options only" : "", c->name);
+	return MS_EXIT_USAGE;
 }
 
 int
@@ -146,23 +172,20 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		ms__opt *o = NULL;
 		const char *val = NULL;
 		size_t alen;
+		if (is_end_of_options(a)) {
+			/* No command takes an operand here: a word after
+			 * "--" is refused as such, never read as an option. */
+			if (i + 1 < argc)
+				return not_an_option(c, argv[i + 1], true, err);
+			break;
+		}
 		ptrdiff_t k = find_opt(opts, nopts, a, &alen);
 		if (k >= 0)
 			o = &opts[k];
-		if (!o) {
-			/* A word that is not an option at all: a value whose
-			 * option was left out. */
-			bool word = a[0] != '-';
-			fprintf(err,
-			        "mergescope %s: %s \"%s\"%s (see mergescope "
-			        "%s --help)\n",
-			        c->name,
-			        word ? "unexpected argument" : "unknown option",
-			        a,
-			        word ? ": the command takes options only" : "",
-			        c->name);
-			return MS_EXIT_USAGE;
-		}
+		/* A word that is not an option at all: a value whose option
+		 * was left out. */
+		if (!o)
+			return not_an_option(c, a, false, err);
 		if (a[alen] == '=') {
 			val = a + alen + 1;
 			if (!o->arg) {
@@ -179,7 +202,8 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 				        c->name, o->name, o->arg);
 				return MS_EXIT_USAGE;
 			}
-			if (is_option_of(opts, nopts, argv[i + 1])) {
+			if (is_option_of(opts, nopts, argv[i + 1]) ||
+			    is_end_of_options(argv[i + 1])) {
 				value_is_option(c, o, argv[i + 1], err);
 				return MS_EXIT_USAGE;
 			}
@@ -232,11 +256,44 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 	return 0;
 }
 
+int
+ms__out_not_stdout(const char *cmd, const char *opt, const char *path,
+                   FILE *err)
+{
+	if (!path || strcmp(path, "-") != 0)
+		return 0;
+	fprintf(err,
+	        "mergescope %s: %s -: \"-\" would be a file named -, not "
+	        "standard output, which holds the text report (only export "
+	        "--out - writes there); give a file name (./- for one named "
+	        "-)\n",
+	        cmd, opt);
+	return MS_EXIT_USAGE;
+}
+
+bool
+ms__parse_count(const char *s, unsigned long lo, unsigned long hi,
+                unsigned long *out)
+{
+	unsigned long n = 0;
+	if (!s[0] || (s[0] == '0' && s[1]))
+		return false;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || n > (hi - (unsigned)(*p - '0')) / 10)
+			return false;
+		n = n * 10 + (unsigned)(*p - '0');
+	}
+	if (n < lo)
+		return false;
+	*out = n;
+	return true;
+}
+
 size_t
 ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out, size_t cap)
 {
 	size_t n = 0;
-	for (int i = 1; i < a->argc; i++) {
+	for (int i = 1; i < a->argc && !is_end_of_options(a->argv[i]); i++) {
 		size_t alen;
 		ptrdiff_t hit = find_opt(a->o, a->n, a->argv[i], &alen);
 		if (hit < 0 || !a->o[hit].arg)
@@ -284,7 +341,15 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 			usage(out);
 			return 0;
 		}
-		if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+			/* Not the TUI's option: it was refused as one
+			 * ("mergescope tui: unknown option"). */
+			if (argc > 2) {
+				fprintf(err, "mergescope: --version takes no "
+				             "other argument (got \"%s\")\n",
+				        argv[2]);
+				return MS_EXIT_USAGE;
+			}
 			char v[256];
 			ms_build_describe(v, sizeof(v));
 			fprintf(out, "%s\n", v);

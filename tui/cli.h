@@ -56,6 +56,17 @@ int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
+/* An output file option (report --html, run --json) given "-": export's
+ * --out takes it for standard output, these wrote a file named "-" in
+ * the working directory, beside a text report on standard output. One
+ * line on err and MS_EXIT_USAGE; 0 for any other path (or NULL). */
+int ms__out_not_stdout(const char *cmd, const char *opt, const char *path,
+                       FILE *err);
+/* A count as every option that takes one reads it: digits only, no
+ * sign, space or leading zero, from lo to hi (hi < ULONG_MAX / 10), into
+ * *out; false (nothing written) otherwise (strtol took "+5" and " 5"). */
+bool ms__parse_count(const char *s, unsigned long lo, unsigned long hi,
+                     unsigned long *out);
 /* Every value of the repeatable option a->o[k], in the order given.
  * Stores at most cap values in out and returns how many were given. */
 size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
@@ -582,6 +593,9 @@ void ms__say_replay_error(FILE *err, const ms__run_args *a, int rc,
  * option opt (ms_outfile's messages begin "PATH: "): "mergescope CMD:
  * OPT PATH: CAUSE"; a message about something else (the database being
  * read) is said as it is, after "CMD: ". Returns MS_EXIT_ERROR. */
+/* Whether message m is about path: it begins "PATH:", or, cut short
+ * around " [...] " (a long path's, ms_fail), with a head of PATH. */
+bool ms__msg_names_path(const char *m, const char *path);
 int ms__say_out_error(FILE *err, const char *cmd, const char *opt,
                       const char *path, int rc, const ms_errbuf *eb);
 struct ms_replay_status;

@@ -809,7 +809,9 @@ ms__profile_note(const char *cmd, const char *profile, FILE *err)
 int
 ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
-	int rc = ms__run_check(a, cfg, err);
+	int rc = ms__out_not_stdout(a->cmd, "--json", a->json, err);
+	if (rc == 0)
+		rc = ms__run_check(a, cfg, err);
 	if (rc)
 		return rc;
 	ms__profile_note(a->cmd, a->profile, err);
@@ -831,6 +833,15 @@ ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		        "-journal, -wal and -shm added beside it, and a file "
 		        "name has at most 255 bytes\n",
 		        a->cmd, a->db, name_len, MS_EV_DB_NAME_MAX);
+		return MS_EXIT_USAGE;
+	}
+	size_t most = 0;
+	if (a->db && !ms_evdb_path_fits(a->db, &name_len, &most)) {
+		fprintf(err,
+		        "mergescope %s: --db %s: its path is %zu bytes; SQLite "
+		        "opens an event database of at most %zu (with "
+		        "-journal added, its limit)\n",
+		        a->cmd, a->db, name_len, most);
 		return MS_EXIT_USAGE;
 	}
 	if (a->db) {
@@ -1202,13 +1213,25 @@ ms__say_oom(FILE *err, const char *cmd, size_t bytes, const char *fmt, ...)
 	return MS_EXIT_ERROR;
 }
 
+bool
+ms__msg_names_path(const char *m, const char *path)
+{
+	size_t k = path ? strlen(path) : 0;
+	if (k && strncmp(m, path, k) == 0 && m[k] == ':')
+		return true;
+	/* Cut between its head and its cause (ms_fail): a head of the
+	 * path, then " [...] ". */
+	const char *gap = strstr(m, " [...] ");
+	size_t h = gap ? (size_t)(gap - m) : 0;
+	return h && h < k && strncmp(m, path, h) == 0;
+}
+
 int
 ms__say_out_error(FILE *err, const char *cmd, const char *opt,
                   const char *path, int rc, const ms_errbuf *eb)
 {
 	const char *m = eb && eb->msg[0] ? eb->msg : ms_strerror(rc);
-	size_t k = path ? strlen(path) : 0;
-	if (k && strncmp(m, path, k) == 0 && m[k] == ':')
+	if (ms__msg_names_path(m, path))
 		fprintf(err, "mergescope %s: %s %s\n", cmd, opt, m);
 	else
 		fprintf(err, "mergescope %s: %s\n", cmd, m);

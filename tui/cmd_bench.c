@@ -79,7 +79,9 @@ static const char usage[] =
         "kernel, work-dir file system or storage device is named and\n"
         "left out of every figure. SIGINT, SIGTERM or SIGHUP stops the\n"
         "series: the runs in flight get it, none starts after, and the\n"
-        "exit status is 128 + the signal.\n"
+        "exit status is 128 + the signal. Exit status 1 when a variant\n"
+        "has no valid run, 2 when the series cannot be made or\n"
+        "summarised, 64 for a usage error.\n"
         "\n"
         "  --variants LIST  comma-separated variants (disabled, alwayskeep,\n"
         "                   detdrop:PCT, skywalking), each once; the\n"
@@ -149,15 +151,12 @@ fail(FILE *err, int status, const char *fmt, const char *a, const char *b)
 	return status;
 }
 
-/* A whole number from 1 to max (decimal, no sign) into *out. */
+/* A whole number from 1 to max (ms__parse_count) into *out. */
 static bool
 parse_count(const char *v, unsigned long max, unsigned *out)
 {
-	char *end = NULL;
-	errno = 0;
-	unsigned long n = strtoul(v, &end, 10);
-	if (errno || !end || *end || end == v || n < 1 || n > max ||
-	    v[0] == '-')
+	unsigned long n;
+	if (!ms__parse_count(v, 1, max, &n))
 		return false;
 	*out = (unsigned)n;
 	return true;
@@ -675,6 +674,53 @@ default_dir(char *buf, size_t n, FILE *err)
 	return 0;
 }
 
+/* The longest path of a run's event database in the series directory
+ * into buf (the runs' logs and the summaries are shorter). */
+static void
+longest_db(const bench *b, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (unsigned vi = 0; vi < b->nv; vi++) {
+		char p[PATH_MAX + 64];
+		db_path(b, b->reps - 1, vi, "db", p, sizeof(p));
+		if (strlen(p) > strlen(buf))
+			snprintf(buf, n, "%s", p);
+	}
+}
+
+/* The series directory into b->dir: --out DIR (o, or NULL for the
+ * default), refused before any work when it is longer than b->dir (it
+ * was cut short unsaid) or when a run's event database in it would be
+ * longer than SQLite opens (every run failed on it, one after another,
+ * and the series had no figures). */
+static int
+series_path(bench *b, const char *o, FILE *err)
+{
+	if (!o)
+		return default_dir(b->dir, sizeof(b->dir), err);
+	size_t len = strlen(o);
+	if (len >= sizeof(b->dir)) {
+		fprintf(err,
+		        "mergescope bench: --out: the path is %zu bytes; at "
+		        "most %zu are accepted\n",
+		        len, sizeof(b->dir) - 1);
+		return MS_EXIT_USAGE;
+	}
+	if (!realpath(o, b->dir))
+		snprintf(b->dir, sizeof(b->dir), "%s", o);
+	char db[PATH_MAX + 64];
+	size_t n = 0, most = 0;
+	longest_db(b, db, sizeof(db));
+	if (ms_evdb_path_fits(db, &n, &most))
+		return 0;
+	fprintf(err,
+	        "mergescope bench: --out %s: a run's event database there "
+	        "(%s) would be a path of %zu bytes; SQLite opens one of at "
+	        "most %zu (with -journal added, its limit)\n",
+	        o, strrchr(db, '/') + 1, n, most);
+	return MS_EXIT_USAGE;
+}
+
 static int
 parse_variants(bench *b, const char *list, FILE *err)
 {
@@ -884,18 +930,14 @@ bench_main(const ms__cmd_args *args, FILE *out, FILE *err)
 	else if (rc == 0)
 		b.exe[el] = '\0';
 	if (rc == 0)
+		rc = series_path(&b, o[O_OUT].value, err);
+	if (rc == 0)
 		rc = check_runs(&b, err);
 	if (rc == 0)
 		ms__profile_note("bench", o[O_PROFILE].value, err);
 	/* The runs made here share this process's scratch directory. */
 	if (rc == 0 && !kind)
 		rc = ms__scratch_check(err, "bench");
-	if (rc == 0 && o[O_OUT].count) {
-		if (!realpath(o[O_OUT].value, b.dir))
-			snprintf(b.dir, sizeof(b.dir), "%s", o[O_OUT].value);
-	} else if (rc == 0) {
-		rc = default_dir(b.dir, sizeof(b.dir), err);
-	}
 	if (rc == 0)
 		rc = series_dir(b.dir, err);
 	/* The runs get absolute paths: an emitted command runs wherever a

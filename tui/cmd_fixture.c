@@ -27,7 +27,7 @@ static const char usage[] =
         "usage: mergescope fixture build --preset P | --scale N --seed N\n"
         "                                [--out DIR] [--opening empty|warm]\n"
         "                                [--dictionary]\n"
-        "       mergescope fixture check DIR\n"
+        "       mergescope fixture check [--] DIR\n"
         "\n"
         "build: generates the production-shaped day of trace writes for\n"
         "preset P from seed N, checks every fixture gate and prints them.\n"
@@ -44,6 +44,8 @@ static const char usage[] =
         "of the manifest that is not what it measures (exit status 1;\n"
         "remove DIR and build it again). SIGINT, SIGTERM or SIGHUP stop\n"
         "a check; it removes its scratch shard (exit status 128 + N).\n"
+        "A DIR that begins with '-' follows \"--\", which ends the\n"
+        "options.\n"
         "\n"
         "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
         "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"
@@ -151,12 +153,21 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 	return rc == MS_ERR_STATE || rc == MS_ERR_CORRUPT ? 1 : MS_EXIT_ERROR;
 }
 
+/* `check [--] DIR`: a word after "--" is the directory, whatever it
+ * begins with; before it, a word that begins with '-' is an option,
+ * which check has none of (--help is taken before). */
 static int
 cmd_check(int argc, char **argv, FILE *out, FILE *err)
 {
-	if (argc != 3 || argv[2][0] == '-') {
+	bool ended = argc >= 3 && strcmp(argv[2], "--") == 0;
+	argc -= ended;
+	argv += ended;
+	if (argc != 3 || (!ended && argv[2][0] == '-')) {
 		fprintf(err, "mergescope fixture check: expected one fixture "
-		             "directory\n");
+		             "directory%s\n",
+		        argc == 3 ? " (one that begins with '-' is written "
+		                    "after \"--\")"
+		                  : "");
 		return MS_EXIT_USAGE;
 	}
 	if (!argv[2][0]) {

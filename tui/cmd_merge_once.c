@@ -63,7 +63,8 @@ static const char usage[] =
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
         "                      or a chain spec (repeatable)\n"
-        "  --reps N            repetitions per variant (default 5)\n"
+        "  --reps N            repetitions per variant, 1 to 1000000\n"
+        "                      (default 5)\n"
         "  --grace-policy P    selection or trace (default trace: every\n"
         "                      input counts as matured)\n"
         "  --plugin-host H     inproc (default) or process: see `run`\n"
@@ -165,9 +166,8 @@ check_args(const ms__cmd_args *args, unsigned *reps_out, const char **variants,
 	int rc;
 	unsigned reps = 5;
 	if (o[MS__MO_REPS].count) {
-		char *end;
-		long n = strtol(o[MS__MO_REPS].value, &end, 10);
-		if (!*o[MS__MO_REPS].value || *end || n < 1 || n > 1000000) {
+		unsigned long n;
+		if (!ms__parse_count(o[MS__MO_REPS].value, 1, 1000000, &n)) {
 			fprintf(err,
 			        "mergescope merge-once: --reps \"%s\": "
 			        "expected a count from 1 to 1000000\n",

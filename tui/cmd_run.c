@@ -59,7 +59,8 @@ static const char usage[] =
         "standard output. Exit status: 0 when every gate passes, 1 when one\n"
         "fails, 2 when the run cannot start or fails, or when the database\n"
         "could not take in its write-ahead log at the end (a full disk:\n"
-        "keep DB and DB-wal together), 128 + N after signal\n"
+        "keep DB and DB-wal together), 64 for a usage error (a value\n"
+        "an option does not take: nothing runs), 128 + N after signal\n"
         "N (SIGINT, SIGTERM, SIGHUP, SIGPIPE: the run is recorded as\n"
         "aborted, its scratch shard removed and --json FILE written with\n"
         "status aborted; one the process was started with ignored, as\n"
@@ -83,7 +84,8 @@ static const char usage[] =
         "                       staged) or reread (re-read from "
         "inputs)\n" MS__HELP_HOST_AND_LIMITS MS__HELP_WORK_DIR
         "  --db FILE            record events to FILE (new; its name at\n"
-        "                       most 247 bytes; default under\n"
+        "                       most 247 bytes, its path at most 504\n"
+        "                       (SQLite's limit); default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/)\n"
         "  --json FILE          also write the report as JSON to FILE (a\n"
         "                       new file; an existing one needs --force)\n"
@@ -227,17 +229,17 @@ report(const char *db_path, const char *json, bool force, FILE *out, FILE *err,
 			rc = ms_outfile_commit(of, &eb);
 		else
 			rc = ms_outfile_fail(of, rc, &eb);
-		size_t k = strlen(json);
-		if (rc && !strncmp(eb.msg, json, k) && eb.msg[k] == ':') {
+		if (rc && ms__msg_names_path(eb.msg, json)) {
 			ms_evdb_close(db);
 			ms__say_out_error(err, "run", "--json", json, rc, &eb);
 			return rc;
 		}
 	}
 	ms_evdb_close(db);
+	/* "report of DB: CAUSE", the path said once (the database's own
+	 * messages begin with it too). */
 	if (rc)
-		fprintf(err, "mergescope run: report of %s: %s\n", db_path,
-		        eb.msg[0] ? eb.msg : ms_strerror(rc));
+		ms__say_db_error(err, "run", "report of", db_path, rc, &eb);
 	return rc;
 }
 

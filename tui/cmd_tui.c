@@ -78,7 +78,8 @@ static const char usage[] =
         "                       a plugin fails open or sampling is "
         "bypassed\n" MS__HELP_HOST_AND_LIMITS
         "  --db FILE            record events to FILE (new; its name at\n"
-        "                       most 247 bytes; default under\n"
+        "                       most 247 bytes, its path at most 504\n"
+        "                       (SQLite's limit); default under\n"
         "                       $XDG_CACHE_HOME/mergescope/runs/, shown\n"
         "                       under the event log)\n" MS__HELP_WORK_DIR
         "  --checkpoint-every T keep a checkpoint to go back to (g, [, {)\n"

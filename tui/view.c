@@ -324,8 +324,8 @@ ms_tui_filter_parse(const char *text, ms_tui_filter *out, char *err, size_t n)
 				if (err)
 					snprintf(err, n,
 					         "filter: \"%s\": expected #N, "
-					         "seq=N, seq=A..B, seq>=N or "
-					         "seq<=N",
+					         "seq=N, seq=A..B (A at most B), "
+					         "seq>=N, seq>N, seq<=N or seq<N",
 					         w);
 				return false;
 			}

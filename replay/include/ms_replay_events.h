@@ -50,6 +50,13 @@
 /* Whether an event database may be named path (its last name at most
  * MS_EV_DB_NAME_MAX bytes); *len (NULL ok) gets that name's length. */
 bool ms_evdb_name_fits(const char *path, size_t *len);
+/* Whether SQLite can open an event database at path: its absolute path
+ * (path, or the working directory and path when relative) with
+ * "-journal" added must fit SQLite's longest path name (mxPathname of
+ * its default file system, 512 bytes on Unix), far below PATH_MAX.
+ * *len (NULL ok) gets the absolute path's length, *max (NULL ok) the
+ * longest that fits. */
+bool ms_evdb_path_fits(const char *path, size_t *len, size_t *max);
 
 /* Upper bounds (inclusive) of the Decide latency histogram, in ms:
  * 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000, then overflow. */

@@ -25,3 +25,21 @@ add_test(NAME fn_length_reason COMMAND ${MS_AWK} -f ${MS_LINT_AWK}
 add_test(NAME fn_length_refuses_status COMMAND ${MS_AWK} -f ${MS_LINT_AWK}
 	${CMAKE_CURRENT_BINARY_DIR}/lint_too_long.c)
 set_tests_properties(fn_length_refuses_status PROPERTIES WILL_FAIL TRUE)
+
+# `make install` says how to put PREFIX/bin on PATH only when no PATH
+# entry is that directory (it said it every time).
+find_program(MS_MAKE NAMES make gmake)
+if(MS_MAKE)
+	set(ms_pfx ${CMAKE_CURRENT_BINARY_DIR}/path-note)
+	file(MAKE_DIRECTORY ${ms_pfx}/bin)
+	add_test(NAME make_path_note_on_path COMMAND env
+		PATH=${ms_pfx}/bin/:/usr/bin:/bin ${MS_MAKE} -s
+		-C ${PROJECT_SOURCE_DIR} path-note PREFIX=${ms_pfx})
+	set_tests_properties(make_path_note_on_path PROPERTIES
+		FAIL_REGULAR_EXPRESSION "PATH")
+	add_test(NAME make_path_note_off_path COMMAND env PATH=/usr/bin:/bin
+		${MS_MAKE} -s -C ${PROJECT_SOURCE_DIR} path-note
+		PREFIX=${ms_pfx})
+	set_tests_properties(make_path_note_off_path PROPERTIES
+		PASS_REGULAR_EXPRESSION "path-note/bin is not on your PATH")
+endif()
