@@ -317,6 +317,12 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "5 hot, first matures "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
+	/* Both times wherever they fit: at 100 and 132 columns the line gave
+	 * the first only ("bypassed (5 hot): first matures 07:12:30"). */
+	assert_true(screen_has_at(f, 100, 34, "bypassed: 5 hot, mature "));
+	assert_true(screen_has_at(f, 132, 44, "bypassed: 5 hot, mature "));
+	assert_false(screen_has_at(f, 100, 34, "first matures"));
+	assert_false(screen_has_at(f, 132, 44, "first matures"));
 	assert_true(screen_has_at(f, 80, 24, "frontier 04:12:30  max depth 1"));
 	f->s.view->sel.frontier = f->s.view->day_start - FAKE_H;
 	assert_true(screen_has_at(f, 80, 24, "frontier -1d 23:00:00  depth 1"));
