@@ -3262,6 +3262,46 @@ test_session_loop(void **state)
 	ms_tui_view_free(model);
 }
 
+static bool
+always_stop(void)
+{
+	return true;
+}
+
+/* A stop its caller noted (ms_tui_opts.stop_asked: cmd_tui's stopper
+ * thread, which sends one SIGHUP, no longer one every 50 ms) ends the
+ * session before its first wait: the keys typed are not read. */
+static void
+test_session_stop_asked(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_running(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], ".q", 2), 2);
+	FILE *in = fdopen(p[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	ms_tui_opts o = { .in = in,
+		          .out = out,
+		          .term = "xterm-256color",
+		          .ascii = true,
+		          .stop_asked = always_stop };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, &o, &eb), 0);
+	assert_string_equal(fake.log, "");
+	fclose(in);
+	close(p[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
 /* A session whose snapshots are counted; the test's thread wakes it and
  * types into it. */
 static struct idle_watch {
@@ -3656,6 +3696,7 @@ main(void)
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),
+		cmocka_unit_test(test_session_stop_asked),
 		cmocka_unit_test(test_session_idle_until_news),
 		cmocka_unit_test(
 		        test_session_draws_a_merge_under_way_while_stopped),
