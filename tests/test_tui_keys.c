@@ -111,6 +111,23 @@ test_space_again_before_the_pause_runs_on(void **state)
 	ms_session_snapshot(&f->s);
 	keys(f, " "); /* running -> pause */
 	assert_string_equal(f->fake.log, "pause;run;pause;");
+	/* In the finalize no publication is left: the pause lands at the
+	 * finalize's barrier or at the end (it said "the next publication
+	 * or barrier" while the finalize merge ran, and the run ended). */
+	keys(f, " "); /* run on */
+	snprintf(f->model->phase, sizeof(f->model->phase), "finalize");
+	ms_session_snapshot(&f->s);
+	keys(f, " ");
+	assert_string_equal(f->s.view->ui.message,
+	                    "pausing at the finalize merge's barrier, or at "
+	                    "the end if it runs already");
+	keys(f, " "); /* run on */
+	snprintf(f->model->phase, sizeof(f->model->phase), "end");
+	ms_session_snapshot(&f->s);
+	keys(f, " ");
+	assert_string_equal(f->s.view->ui.message,
+	                    "pausing: the run is at its end, its gates are "
+	                    "read");
 }
 
 static void

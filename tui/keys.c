@@ -304,6 +304,21 @@ kept_keys_name(const ms_tui_session *s)
 	return !fwd ? "[ or {" : back ? "keys" : "steps";
 }
 
+/* Where a pause asked for now lands: after the cooldown no publication
+ * is left, and the finalize's barrier at most (it said "the next
+ * publication or barrier" while the finalize merge ran, and the run
+ * then ended instead). */
+static const char *
+pause_where(const ms_tui_view *v)
+{
+	if (strcmp(v->phase, "end") == 0)
+		return "pausing: the run is at its end, its gates are read";
+	if (strcmp(v->phase, "finalize") == 0)
+		return "pausing at the finalize merge's barrier, or at the "
+		       "end if it runs already";
+	return "pausing at the next publication or barrier";
+}
+
 static void
 act_run_pause(ms_tui_session *s)
 {
@@ -328,8 +343,7 @@ act_run_pause(ms_tui_session *s)
 			               dropped, what);
 			s->msg_keep = true; /* past the stop it asks for */
 		} else /* cleared once the run is seen stopped */
-			report(s, rc, &eb,
-			       "pausing at the next publication or barrier");
+			report(s, rc, &eb, pause_where(s->view));
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {
