@@ -83,6 +83,25 @@ test_run_pause_step(void **state)
 	                    "pause;run;step;step;tobreak;barrier;tobreak;");
 }
 
+/* A pause that lands before the screen's next look at the run (at 1200x
+ * a publication comes every few ms): the run is first seen PAUSED, and
+ * the footer's "pausing at the next publication or barrier" goes then
+ * too. It stayed beside PAUSED until the run moved again. */
+static void
+test_pause_seen_landed_at_once(void **state)
+{
+	fx *f = *state;
+	ms_session_key(&f->s, ' ');
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "pause;");
+	assert_string_equal(f->s.view->ui.message, "");
+	/* Any other message stays where the run stopped. */
+	keys(f, "z");
+	ms_session_snapshot(&f->s);
+	assert_string_not_equal(f->s.view->ui.message, "");
+}
+
 /* A pause stops the run at its next point, which may be far (the verdict
  * oracle before the first publication, a long merge): a second space
  * while the view still shows RUNNING runs on, as the key says (it asked
@@ -3635,6 +3654,7 @@ main(void)
 		T(test_pages_are_a_screenful),
 		T(test_tab_shows_matches_f10_leaves),
 		T(test_run_pause_step),
+		T(test_pause_seen_landed_at_once),
 		T(test_space_again_before_the_pause_runs_on),
 		T(test_speed_steps),
 		T(test_goto),

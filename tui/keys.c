@@ -42,6 +42,7 @@ ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
 	s->view->ui.message_is_error = error;
 	s->msg_stamped = false;
 	s->msg_keep = false;
+	s->pausing_said = false;
 	s->dirty = true;
 }
 
@@ -213,8 +214,14 @@ void
 ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
-	if (v->state != MS_VIEW_RUNNING)
+	if (v->state != MS_VIEW_RUNNING) {
 		s->go_inflight = s->stop_inflight = s->pause_asked = false;
+		if (s->pausing_said) {
+			s->pausing_said = false;
+			v->ui.message[0] = '\0';
+			s->dirty = true;
+		}
+	}
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -342,8 +349,10 @@ act_run_pause(ms_tui_session *s)
 			               "run's stop dropped",
 			               dropped, what);
 			s->msg_keep = true; /* past the stop it asks for */
-		} else /* cleared once the run is seen stopped */
+		} else { /* cleared once the run is seen stopped */
 			report(s, rc, &eb, pause_where(s->view));
+			s->pausing_said = rc == 0;
+		}
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {
