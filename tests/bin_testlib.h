@@ -12,6 +12,8 @@
 #ifndef MS_BIN_TESTLIB_H
 #define MS_BIN_TESTLIB_H
 
+#include "child_testlib.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -27,7 +29,8 @@
  * Start the binary with args (after "mergescope"; with shell, `sh -c
  * args[0]` instead). Standard output goes to out_path (or /dev/null);
  * standard error to err_path (or /dev/null), or, when err_pipe is given,
- * to a pipe whose read end is returned there. fsize > 0 limits the size of
+ * to a pipe whose read end is returned there. The child dies with the
+ * test (ms_test_die_with). fsize > 0 limits the size of
  * every file the child writes (RLIMIT_FSIZE, SIGXFSZ ignored).
  */
 static inline pid_t
@@ -38,9 +41,11 @@ bt_spawn(const char *const *args, bool shell, const char *out_path,
 	if (err_pipe)
 		assert_int_equal(pipe(fds), 0);
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		ms_test_die_with(parent); /* `sh -c` only: not its children */
 		int o = open(out_path ? out_path : "/dev/null",
 		             O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int e = err_pipe ? fds[1]

@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1775,10 +1776,53 @@ test_address_space_fixture_build(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A process bt_spawn started dies with the test that started it, also
+ * after an exec: a test killed on its timeout left its mergescope
+ * running (it now gets SIGKILL). A stand-in test (a child) starts one
+ * that would run 30 s and ends once it has exec'd; this test, the
+ * orphan's reaper, sees how it ended. */
+static void
+test_children_die_with_the_test(void **state)
+{
+	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	int to_test[2];
+	assert_int_equal(pipe(to_test), 0);
+	fflush(NULL);
+	pid_t mid = fork();
+	assert_true(mid >= 0);
+	if (mid == 0) {
+		int execd[2]; /* EOF once the child has exec'd */
+		if (pipe2(execd, O_CLOEXEC) != 0)
+			_exit(1);
+		const char *args[] = { "exec sleep 30", NULL };
+		pid_t pid = bt_spawn(args, true, NULL, NULL, NULL, 0);
+		close(execd[1]);
+		char c;
+		bool gone = read(execd[0], &c, 1) == 0;
+		_exit(gone && write(to_test[1], &pid, sizeof(pid)) ==
+		                      (ssize_t)sizeof(pid)
+		              ? 0
+		              : 1);
+	}
+	close(to_test[1]);
+	pid_t pid = 0;
+	assert_int_equal(read(to_test[0], &pid, sizeof(pid)),
+	                 (ssize_t)sizeof(pid));
+	close(to_test[0]);
+	int st = ms_test_child_wait(mid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	st = ms_test_child_wait(pid); /* ours now, as the reaper */
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGKILL);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_children_die_with_the_test),
 		cmocka_unit_test(test_disk_full_merge),
 		cmocka_unit_test(test_disk_full_finalize),
 		cmocka_unit_test(test_fd_limit),

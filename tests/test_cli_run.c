@@ -1665,10 +1665,12 @@ static pid_t
 spawn_cli(const char *err_path, const char *first, ...)
 {
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid > 0)
 		return pid;
+	ms_test_die_with(parent);
 	char *argv[CT_MAX_ARGS];
 	int argc = 0;
 	argv[argc++] = (char *)"mergescope";
@@ -1995,12 +1997,15 @@ cli_child(const char *err_path, int (*prep)(const void *),
 	assert_int_equal(ms_test_put(err_path, ""), 0);
 	assert_int_equal(chmod(err_path, 0666), 0);
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		ms_test_die_with(parent);
 		int pre = prep(arg);
 		if (pre)
 			_exit(pre);
+		ms_test_die_with(parent); /* a prep's setuid cleared it */
 		char *argv[CT_MAX_ARGS];
 		int argc = 0;
 		argv[argc++] = (char *)"mergescope";

@@ -83,6 +83,25 @@ test_run_pause_step(void **state)
 	                    "pause;run;step;step;tobreak;barrier;tobreak;");
 }
 
+/* A pause that lands before the screen's next look at the run (at 1200x
+ * a publication comes every few ms): the run is first seen PAUSED, and
+ * the footer's "pausing at the next publication or barrier" goes then
+ * too. It stayed beside PAUSED until the run moved again. */
+static void
+test_pause_seen_landed_at_once(void **state)
+{
+	fx *f = *state;
+	ms_session_key(&f->s, ' ');
+	f->model->state = MS_VIEW_PAUSED;
+	ms_session_snapshot(&f->s);
+	assert_string_equal(f->fake.log, "pause;");
+	assert_string_equal(f->s.view->ui.message, "");
+	/* Any other message stays where the run stopped. */
+	keys(f, "z");
+	ms_session_snapshot(&f->s);
+	assert_string_not_equal(f->s.view->ui.message, "");
+}
+
 /* A pause stops the run at its next point, which may be far (the verdict
  * oracle before the first publication, a long merge): a second space
  * while the view still shows RUNNING runs on, as the key says (it asked
@@ -111,6 +130,23 @@ test_space_again_before_the_pause_runs_on(void **state)
 	ms_session_snapshot(&f->s);
 	keys(f, " "); /* running -> pause */
 	assert_string_equal(f->fake.log, "pause;run;pause;");
+	/* In the finalize no publication is left: the pause lands at the
+	 * finalize's barrier or at the end (it said "the next publication
+	 * or barrier" while the finalize merge ran, and the run ended). */
+	keys(f, " "); /* run on */
+	snprintf(f->model->phase, sizeof(f->model->phase), "finalize");
+	ms_session_snapshot(&f->s);
+	keys(f, " ");
+	assert_string_equal(f->s.view->ui.message,
+	                    "pausing at the finalize merge's barrier, or at "
+	                    "the end if it runs already");
+	keys(f, " "); /* run on */
+	snprintf(f->model->phase, sizeof(f->model->phase), "end");
+	ms_session_snapshot(&f->s);
+	keys(f, " ");
+	assert_string_equal(f->s.view->ui.message,
+	                    "pausing: the run is at its end, its gates are "
+	                    "read");
 }
 
 static void
@@ -317,6 +353,12 @@ test_pending_narrow(void **state)
 	assert_true(screen_has_at(f, 80, 24, "5 hot, first matures "));
 	assert_true(screen_has(f, "predicted not_executed (merge_grace)"));
 	assert_true(screen_has(f, "bypassed (5 hot): oldest matures "));
+	/* Both times wherever they fit: at 100 and 132 columns the line gave
+	 * the first only ("bypassed (5 hot): first matures 07:12:30"). */
+	assert_true(screen_has_at(f, 100, 34, "bypassed: 5 hot, mature "));
+	assert_true(screen_has_at(f, 132, 44, "bypassed: 5 hot, mature "));
+	assert_false(screen_has_at(f, 100, 34, "first matures"));
+	assert_false(screen_has_at(f, 132, 44, "first matures"));
 	assert_true(screen_has_at(f, 80, 24, "frontier 04:12:30  max depth 1"));
 	f->s.view->sel.frontier = f->s.view->day_start - FAKE_H;
 	assert_true(screen_has_at(f, 80, 24, "frontier -1d 23:00:00  depth 1"));
@@ -3261,6 +3303,46 @@ test_session_loop(void **state)
 	ms_tui_view_free(model);
 }
 
+static bool
+always_stop(void)
+{
+	return true;
+}
+
+/* A stop its caller noted (ms_tui_opts.stop_asked: cmd_tui's stopper
+ * thread, which sends one SIGHUP, no longer one every 50 ms) ends the
+ * session before its first wait: the keys typed are not read. */
+static void
+test_session_stop_asked(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_running(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], ".q", 2), 2);
+	FILE *in = fdopen(p[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	ms_tui_opts o = { .in = in,
+		          .out = out,
+		          .term = "xterm-256color",
+		          .ascii = true,
+		          .stop_asked = always_stop };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, &o, &eb), 0);
+	assert_string_equal(fake.log, "");
+	fclose(in);
+	close(p[1]);
+	fclose(out);
+	ms_tui_view_free(model);
+}
+
 /* A session whose snapshots are counted; the test's thread wakes it and
  * types into it. */
 static struct idle_watch {
@@ -3577,6 +3659,7 @@ main(void)
 		T(test_pages_are_a_screenful),
 		T(test_tab_shows_matches_f10_leaves),
 		T(test_run_pause_step),
+		T(test_pause_seen_landed_at_once),
 		T(test_space_again_before_the_pause_runs_on),
 		T(test_speed_steps),
 		T(test_goto),
@@ -3655,6 +3738,7 @@ main(void)
 		cmocka_unit_test(test_every_fkey_has_a_letter),
 		T(test_controller_errors_shown),
 		cmocka_unit_test(test_session_loop),
+		cmocka_unit_test(test_session_stop_asked),
 		cmocka_unit_test(test_session_idle_until_news),
 		cmocka_unit_test(
 		        test_session_draws_a_merge_under_way_while_stopped),

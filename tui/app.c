@@ -20,7 +20,8 @@
  * is drawn at once (within a second while the view is settling).
  *
  * Ways out, all through ms_screen_close (which gives the terminal back):
- * q/F10, a signal (the handler sets a flag this loop polls), or an error
+ * q/F10, a signal (the handler sets a flag this loop polls, and so may
+ * the caller: ms_tui_opts.stop_asked), or an error
  * opening the screen. The atexit handler in screen.c covers exit() calls.
  */
 #include "ms_clock.h"
@@ -202,7 +203,8 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		pace.idle_ns = MS_TUI_IDLE_WAKE_MAX_S * 1000000000LL;
 	int64_t next_frame = 0, last_frame = 0;
 	ms_session_snapshot(&s); /* keys before the first frame see state */
-	while (!s.quit && !ms_screen_interrupted()) {
+	while (!s.quit && !ms_screen_interrupted() &&
+	       !(opts->stop_asked && opts->stop_asked())) {
 		int64_t now = ms_mono_ns();
 		int wait_ms = next_frame > now
 		                      ? (int)((next_frame - now) / 1000000) + 1

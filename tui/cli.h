@@ -383,7 +383,11 @@ typedef struct ms__stopper {
 	struct sigaction act[MS__STOPPER_HANDLED]; /* the actions before */
 	int sfd, wake[2]; /* signalfd of the three it takes; wake pipe */
 	atomic_bool done;
+	/* The session loop (ms_tui_run) runs: only then is the main thread
+	 * sent SIGHUP, which would otherwise interrupt its system calls. */
+	atomic_bool in_loop;
 	atomic_uint wakes; /* the thread's returns from its wait (a test's) */
+	atomic_uint hups;  /* SIGHUPs sent to the main thread (a test's) */
 } ms__stopper;
 int ms__stopper_start(ms__stopper *s);
 int ms__stopper_end(ms__stopper *s);

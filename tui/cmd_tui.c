@@ -17,11 +17,14 @@
  * the four in every thread (the replay's threads inherit the mask) but
  * lets SIGHUP through on the main thread: a stopper thread sleeps in
  * poll on a signalfd until SIGINT, SIGTERM or SIGPIPE comes (no wakeups
- * while none does), notes which one, and while the session loop runs
- * sends SIGHUP to the main thread until the loop has seen the flag (a
+ * while none does), notes which one and, when the session loop runs,
+ * sends the main thread one SIGHUP to end the wait it may be in, then
+ * sleeps again until the session ends: the loop asks for the signal
+ * noted before each wait (ms_tui_opts.stop_asked), so one SIGHUP that
+ * comes before the screen is up or just before a wait is not lost (a
  * signal that comes while the parts are staged skips the loop). A SIGHUP
- * that on_hup notes wakes it through a pipe to do the same. A flag with no signal noted was a
- * SIGHUP of its own. A write to a closed pipe fails with EPIPE instead
+ * that on_hup notes wakes it through a pipe to do the same. A flag with
+ * no signal noted was a SIGHUP of its own. A write to a closed pipe fails with EPIPE instead
  * of killing the process.
  */
 #include "cli.h"
@@ -238,9 +241,12 @@ reopen(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
  * came before the screen took the signal over. */
 static atomic_int stop_sig; /* lock-free: safe in a handler and across
                              * threads */
-/* The session loop (ms_tui_run) is running: only then is the main thread
- * sent SIGHUP, which would otherwise interrupt its system calls. */
-static atomic_bool in_loop;
+/* For the session loop: a stop signal was noted. */
+static bool
+stop_asked(void)
+{
+	return atomic_load(&stop_sig) != 0;
+}
 
 /* The write end of the running stopper's wake pipe, -1 while none runs:
  * on_hup wakes it through it. */
@@ -299,15 +305,16 @@ stopper_main(void *arg)
 	 * wakes it: an idle session costs nothing. */
 	while (!atomic_load(&stop_sig) && !atomic_load(&s->done))
 		stopper_take(s, -1);
-	/* Stopped: SIGHUP to the main thread while the session loop runs,
-	 * again every 50 ms until the session ends (a SIGHUP that came
-	 * before the screen was up is forgotten when it comes up; one
-	 * just before a key read blocks is seen after the next). */
-	while (!atomic_load(&s->done)) {
-		if (atomic_load(&in_loop))
-			pthread_kill(s->main, SIGHUP);
-		stopper_take(s, 50);
+	/* Stopped: one SIGHUP ends the wait of the session loop, which
+	 * then sees stop_asked; a loop not started yet sees stop_sig
+	 * before it starts (in_loop is set before stop_sig is read). It
+	 * was sent again every 50 ms until the session ended. */
+	if (!atomic_load(&s->done) && atomic_load(&s->in_loop)) {
+		pthread_kill(s->main, SIGHUP);
+		atomic_fetch_add(&s->hups, 1);
 	}
+	while (!atomic_load(&s->done))
+		stopper_take(s, -1);
 	return NULL;
 }
 
@@ -575,9 +582,9 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 }
 
 static int
-session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
-            size_t nbreaks, bool paused, double speed, const ms_tui_opts *topts,
-            FILE *out, FILE *err)
+session_run(ms__stopper *st, const ms__run_args *a, const ms__run_cfg *cfg,
+            const char **breaks, size_t nbreaks, bool paused, double speed,
+            const ms_tui_opts *topts, FILE *out, FILE *err)
 {
 	ms_replay_opts ro;
 	session_opts(&ro, a, cfg, paused, speed);
@@ -637,10 +644,10 @@ session_run(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 		return MS_EXIT_ERROR;
 	}
 	/* A signal while the parts were staged: no screen at all. */
-	atomic_store(&in_loop, true);
+	atomic_store(&st->in_loop, true);
 	if (!atomic_load(&stop_sig))
 		rc = ms_tui_run(&ctl, topts, &eb);
-	atomic_store(&in_loop, false);
+	atomic_store(&st->in_loop, false);
 	ms__supervise_screen(false);
 	int sig = stopped_by();
 	/* The terminal is restored here, whatever happened. */
@@ -674,8 +681,9 @@ session(const ms__run_args *a, const ms__run_cfg *cfg, const char **breaks,
 	int news[2];
 	bool woken = news_open(news);
 	o.wake_fd = woken ? news[0] : 0;
-	int rc = session_run(a, cfg, breaks, nbreaks, paused, speed, &o, out,
-	                     err);
+	o.stop_asked = stop_asked;
+	int rc = session_run(&st, a, cfg, breaks, nbreaks, paused, speed, &o,
+	                     out, err);
 	if (woken)
 		news_close(news);
 	int sig = ms__stopper_end(&st);

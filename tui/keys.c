@@ -42,6 +42,7 @@ ms_session_say(ms_tui_session *s, bool error, const char *fmt, ...)
 	s->view->ui.message_is_error = error;
 	s->msg_stamped = false;
 	s->msg_keep = false;
+	s->pausing_said = false;
 	s->dirty = true;
 }
 
@@ -213,8 +214,14 @@ void
 ms__session_observe(ms_tui_session *s)
 {
 	ms_tui_view *v = s->view;
-	if (v->state != MS_VIEW_RUNNING)
+	if (v->state != MS_VIEW_RUNNING) {
 		s->go_inflight = s->stop_inflight = s->pause_asked = false;
+		if (s->pausing_said) {
+			s->pausing_said = false;
+			v->ui.message[0] = '\0';
+			s->dirty = true;
+		}
+	}
 	if (s->go_active && v->state != MS_VIEW_RUNNING) {
 		ms_errbuf eb = { "" };
 		s->go_active = false;
@@ -304,6 +311,21 @@ kept_keys_name(const ms_tui_session *s)
 	return !fwd ? "[ or {" : back ? "keys" : "steps";
 }
 
+/* Where a pause asked for now lands: after the cooldown no publication
+ * is left, and the finalize's barrier at most (it said "the next
+ * publication or barrier" while the finalize merge ran, and the run
+ * then ended instead). */
+static const char *
+pause_where(const ms_tui_view *v)
+{
+	if (strcmp(v->phase, "end") == 0)
+		return "pausing: the run is at its end, its gates are read";
+	if (strcmp(v->phase, "finalize") == 0)
+		return "pausing at the finalize merge's barrier, or at the "
+		       "end if it runs already";
+	return "pausing at the next publication or barrier";
+}
+
 static void
 act_run_pause(ms_tui_session *s)
 {
@@ -327,9 +349,10 @@ act_run_pause(ms_tui_session *s)
 			               "run's stop dropped",
 			               dropped, what);
 			s->msg_keep = true; /* past the stop it asks for */
-		} else /* cleared once the run is seen stopped */
-			report(s, rc, &eb,
-			       "pausing at the next publication or barrier");
+		} else { /* cleared once the run is seen stopped */
+			report(s, rc, &eb, pause_where(s->view));
+			s->pausing_said = rc == 0;
+		}
 	} else if (s->view->state == MS_VIEW_DONE) {
 		ms_session_say(s, true, "the run is over; nothing to resume");
 	} else {

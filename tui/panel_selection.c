@@ -133,6 +133,32 @@ bypass_times(const ms_tui_selection *s, int64_t *oldest, int64_t *newest)
 	return hot && strcmp(s->reason, "merge_grace") == 0;
 }
 
+/* The bypass line: the most it can say in w columns, both times first
+ * ("bypassed (5 hot): oldest matures 07:12:30, all 07:55:00"), in
+ * fewer words, then without "bypassed" (the prediction above says it),
+ * then with the first time only: at 100 and 132 columns it gave the
+ * first only, with room for both. One time when all mature together. */
+static void
+bypass_line(char *line, size_t n, int w, unsigned hot, const char *t1,
+            const char *t2)
+{
+	if (strcmp(t1, t2) == 0) {
+		if (snprintf(line, n, "bypassed: %u hot, all mature %s", hot,
+		             t1) > w)
+			snprintf(line, n, "%u hot, all mature %s", hot, t1);
+		return;
+	}
+	if (snprintf(line, n, "bypassed (%u hot): oldest matures %s, all %s",
+	             hot, t1, t2) <= w ||
+	    snprintf(line, n, "bypassed: %u hot, mature %s to %s", hot, t1,
+	             t2) <= w ||
+	    snprintf(line, n, "%u hot, mature %s to %s", hot, t1, t2) <= w ||
+	    snprintf(line, n, "%u hot, first matures %s", hot, t1) <= w)
+		return;
+	/* "+1d 01:00:00" at 80 columns */
+	snprintf(line, n, "%u hot, 1st mature %s", hot, t1);
+}
+
 static bool
 draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 {
@@ -144,19 +170,7 @@ draw_bypass(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v)
 	char t1[32], t2[32], line[128];
 	ms_fmt_clock(t1, sizeof(t1), oldest + grace, v->day_start);
 	ms_fmt_clock(t2, sizeof(t2), newest + grace, v->day_start);
-	int len = snprintf(line, sizeof(line),
-	                   "bypassed (%u hot): oldest matures %s, all %s",
-	                   s->hot_count, t1, t2);
-	if (len > in.w)
-		len = snprintf(line, sizeof(line),
-		               "bypassed (%u hot): first matures %s",
-		               s->hot_count, t1);
-	if (len > in.w)
-		len = snprintf(line, sizeof(line), "%u hot, first matures %s",
-		               s->hot_count, t1);
-	if (len > in.w) /* "+1d 01:00:00" at 80 columns */
-		snprintf(line, sizeof(line), "%u hot, 1st mature %s",
-		         s->hot_count, t1);
+	bypass_line(line, sizeof(line), in.w, s->hot_count, t1, t2);
 	ms_canvas_text(c, in.x, y, in.w, line, MS_C_HOT);
 	return true;
 }

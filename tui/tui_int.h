@@ -375,6 +375,11 @@ typedef struct ms_tui_session {
 	 * runs on, as the view still shows RUNNING (a second space asked
 	 * for the pause again, and the run stopped all the same). */
 	bool pause_asked;
+	/* The footer's message is the "pausing ..." of that pause: it goes
+	 * when the run is seen stopped, also when the first look after the
+	 * key sees it stopped already (it stayed beside PAUSED until the
+	 * run moved). Any other message clears it (ms_session_say). */
+	bool pausing_said;
 	/* `[` and `{` pressed while the run is on its way to a stop they
 	 * cannot count back from (stop_inflight, or a go to a time, or to a
 	 * merge for `{`), and `.` or `n` pressed again while the one before

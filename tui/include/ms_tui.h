@@ -141,6 +141,12 @@ typedef struct ms_tui_opts {
 	 * again until then (at the latest MS_TUI_IDLE_WAKE_MAX_S), not
 	 * every second. Non-blocking, read here, not closed. 0 = none. */
 	int wake_fd;
+	/* Optional: asked before each wait of the session; true ends it as
+	 * SIGINT, SIGTERM or SIGHUP does. For a caller that takes the stop
+	 * signals on a thread of its own: it sends the session's thread one
+	 * SIGHUP to end a wait, and a signal the screen's handler missed
+	 * (before the screen was up, or just before a wait) is not lost. */
+	bool (*stop_asked)(void);
 } ms_tui_opts;
 
 /* With a wake_fd: the longest a stopped, unchanged screen goes without a
