@@ -2936,7 +2936,7 @@ work_room_checks(ms_replay *r, int fd, int rec, ms_errbuf *eb)
 	if (rc == 0)
 		rc = ms__work_mem_check(r->work_dir, strcmp(fs, "tmpfs") == 0,
 		                        enforced_mem(r),
-		                        links ? day + (64ull << 20)
+		                        links ? ms__work_need_bytes(day) - day
 		                              : ms__work_need_bytes(day),
 		                        eb);
 	if (rc)
