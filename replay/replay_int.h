@@ -92,6 +92,11 @@ typedef struct ms__work_choice {
 	char why[PATH_MAX + 160]; /* one line: where and why */
 	bool shm; /* in the scratch root, not on the disk fallback */
 } ms__work_choice;
+/* "merge #SEQ (LANE): ERROR" into dst[n]; a line longer than that keeps
+ * its head and its tail, where the error says its cause, around
+ * " [...] " (ms_msg_fit). */
+void ms__failure_line(char *dst, size_t n, uint64_t seq, const char *lane,
+                      const char *error);
 /* Bytes the shard of a day needs at most: MS__WORK_DAYS times the
  * fixture's part bytes (all staged, plus merge outputs beside their
  * inputs, and inputs merged away that the part checker still holds) and

@@ -1302,6 +1302,38 @@ test_work_room(void **state)
 	                 0);
 }
 
+/* A failed merge's line (the progress line on stderr, the gate
+ * idle_no_leaks, a failed run's error) keeps the cause its error ends
+ * with: a day-8x run on a full tmpfs said "... data: write: No space left
+ * on de", its 192 bytes cut at the head alone. */
+static void
+test_failure_line_keeps_cause(void **state)
+{
+	(void)state;
+	const char *err = "merge 982 failed at index: start_time index part "
+	                  "0000000000003616 (/dev/shm/mergescope-0/"
+	                  "t8.db.1561.shard/tmp/start_time-0000000000003616)"
+	                  ": data: write: No space left on device";
+	char line[192], ev[MS_EV_TEXT_MAX];
+	ms__failure_line(line, sizeof(line), 982, "fast", err);
+	assert_true(strlen(line) < sizeof(line));
+	assert_true(strncmp(line, "merge #982 (fast): merge 982 failed", 35) ==
+	            0);
+	assert_non_null(strstr(line, " [...] "));
+	assert_non_null(strstr(line, "data: write: No space left on device"));
+	/* A line that fits is whole. */
+	ms__failure_line(ev, sizeof(ev), 982, "fast", err);
+	assert_null(strstr(ev, "[...]"));
+	assert_non_null(strstr(ev, "No space left on device"));
+	/* The event's text, from the merge's 512-byte message. */
+	char big[600];
+	memset(big, 'x', sizeof(big));
+	snprintf(big + 400, sizeof(big) - 400, ": No space left on device");
+	ms_msg_fit(ev, sizeof(ev), big);
+	assert_int_equal(strlen(ev), sizeof(ev) - 1);
+	assert_non_null(strstr(ev, "No space left on device"));
+}
+
 /* A --work-dir that can stage the day but not hold its merges beside
  * it is said to be short before the day starts, naming it and both
  * figures (before: nothing; a 6 MiB ext4 work dir ran the day with no
@@ -3214,6 +3246,7 @@ main(void)
 		cmocka_unit_test(test_work_dir_choice_blocks),
 		cmocka_unit_test(test_work_room),
 		cmocka_unit_test(test_work_room_note),
+		cmocka_unit_test(test_failure_line_keeps_cause),
 		cmocka_unit_test(test_retain_reread_identical),
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),
