@@ -59,17 +59,26 @@ utf8_cont(char c)
 	return ((unsigned char)c & 0xc0) == 0x80;
 }
 
-/* The n-byte message m into eb whole, or when it does not fit its head
- * and its tail around " [...] ": a message naming a long path (up to
- * PATH_MAX) kept only its start, and lost the cause said at its end.
- * Cuts fall between UTF-8 characters. */
+/* The n-byte message m into dst[size] whole, or when it does not fit
+ * its head and its tail around " [...] ": a message naming a long path
+ * (up to PATH_MAX) kept only its start, and lost the cause said at its
+ * end. Cuts fall between UTF-8 characters. */
 static void
-put_msg(ms_errbuf *eb, const char *m, size_t n)
+put_msg(char *dst, size_t size, const char *m, size_t n)
 {
 	static const char gap[] = " [...] ";
-	size_t cap = sizeof(eb->msg) - 1;
+	size_t cap = size - 1;
 	if (n <= cap) {
-		memcpy(eb->msg, m, n + 1);
+		memmove(dst, m, n);
+		dst[n] = '\0';
+		return;
+	}
+	if (cap < 3 * (sizeof(gap) - 1)) {
+		/* Too small for a head, the gap and a tail: the head. */
+		while (cap > 0 && utf8_cont(m[cap]))
+			cap--;
+		memmove(dst, m, cap);
+		dst[cap] = '\0';
 		return;
 	}
 	size_t head = cap / 3, tail = cap - head - (sizeof(gap) - 1);
@@ -78,9 +87,18 @@ put_msg(ms_errbuf *eb, const char *m, size_t n)
 	size_t from = n - tail;
 	while (from < n && utf8_cont(m[from]))
 		from++;
-	memcpy(eb->msg, m, head);
-	memcpy(eb->msg + head, gap, sizeof(gap) - 1);
-	memcpy(eb->msg + head + sizeof(gap) - 1, m + from, n - from + 1);
+	memmove(dst, m, head);
+	memcpy(dst + head, gap, sizeof(gap) - 1);
+	memmove(dst + head + sizeof(gap) - 1, m + from, n - from);
+	dst[head + sizeof(gap) - 1 + n - from] = '\0';
+}
+
+void
+ms_msg_fit(char *dst, size_t size, const char *msg)
+{
+	if (!dst || !size)
+		return;
+	put_msg(dst, size, msg ? msg : "", msg ? strlen(msg) : 0);
 }
 
 int
@@ -95,8 +113,8 @@ ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
 		va_end(ap);
 		if (n < 0)
 			n = 0, m[0] = '\0';
-		put_msg(eb, m, (size_t)n < sizeof(m) ? (size_t)n
-		                                     : sizeof(m) - 1);
+		put_msg(eb->msg, sizeof(eb->msg), m,
+		        (size_t)n < sizeof(m) ? (size_t)n : sizeof(m) - 1);
 	}
 	return err;
 }

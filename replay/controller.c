@@ -1070,13 +1070,23 @@ health_note(ms_replay *r, const ms_ev_merge *m)
 		           m->sampling.traces_oversized, "");
 }
 
+void
+ms__failure_line(char *dst, size_t n, uint64_t seq, const char *lane,
+                 const char *error)
+{
+	char line[64 + MS_EV_TEXT_MAX];
+	snprintf(line, sizeof(line), "merge #%llu (%s): %s",
+	         (unsigned long long)seq, lane, error);
+	ms_msg_fit(dst, n, line);
+}
+
 /* The figures of a merge's result into its event. */
 static void
 fill_result(const ms_replay *r, ms_ev_merge *m, const ms_merge_result *res,
             int64_t dispatch_mono)
 {
 	m->err = res->err;
-	copy_str(m->error, sizeof(m->error), res->error.msg);
+	ms_msg_fit(m->error, sizeof(m->error), res->error.msg);
 	m->sampling = res->sampling;
 	m->output = res->output;
 	memcpy(m->index, res->index, sizeof(m->index));
@@ -1257,9 +1267,8 @@ on_engine_event(void *arg, const ms_engine_event *ev)
 	} else {
 		r->merges_failed++;
 		health_links(r, &m);
-		snprintf(r->last_failure, sizeof(r->last_failure),
-		         "merge #%llu (%s): %s", (unsigned long long)m.seq,
-		         m.lane, m.error);
+		ms__failure_line(r->last_failure, sizeof(r->last_failure),
+		                 m.seq, m.lane, m.error);
 	}
 	ms__recent_push(&r->recent, &m);
 	pthread_mutex_unlock(&r->mu);
@@ -2936,7 +2945,7 @@ work_room_checks(ms_replay *r, int fd, int rec, ms_errbuf *eb)
 	if (rc == 0)
 		rc = ms__work_mem_check(r->work_dir, strcmp(fs, "tmpfs") == 0,
 		                        enforced_mem(r),
-		                        links ? day + (64ull << 20)
+		                        links ? ms__work_need_bytes(day) - day
 		                              : ms__work_need_bytes(day),
 		                        eb);
 	if (rc)

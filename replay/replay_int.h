@@ -92,8 +92,16 @@ typedef struct ms__work_choice {
 	char why[PATH_MAX + 160]; /* one line: where and why */
 	bool shm; /* in the scratch root, not on the disk fallback */
 } ms__work_choice;
-/* Bytes the shard of a day needs at most: twice the fixture's part bytes
- * (all staged, plus merge outputs beside their inputs) and 64 MiB. */
+/* "merge #SEQ (LANE): ERROR" into dst[n]; a line longer than that keeps
+ * its head and its tail, where the error says its cause, around
+ * " [...] " (ms_msg_fit). */
+void ms__failure_line(char *dst, size_t n, uint64_t seq, const char *lane,
+                      const char *error);
+/* Bytes the shard of a day needs at most: MS__WORK_DAYS times the
+ * fixture's part bytes (all staged, plus merge outputs beside their
+ * inputs, and inputs merged away that the part checker still holds) and
+ * 64 MiB; UINT64_MAX when that does not fit. */
+#define MS__WORK_DAYS 4u
 uint64_t ms__work_need_bytes(uint64_t fixture_bytes);
 /* Bytes of every scheduled part of the fixture, all kinds. */
 uint64_t ms__fixture_day_bytes(const ms_fixture *fx);

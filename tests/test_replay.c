@@ -1303,6 +1303,38 @@ test_work_room(void **state)
 	                 0);
 }
 
+/* A failed merge's line (the progress line on stderr, the gate
+ * idle_no_leaks, a failed run's error) keeps the cause its error ends
+ * with: a day-8x run on a full tmpfs said "... data: write: No space left
+ * on de", its 192 bytes cut at the head alone. */
+static void
+test_failure_line_keeps_cause(void **state)
+{
+	(void)state;
+	const char *err = "merge 982 failed at index: start_time index part "
+	                  "0000000000003616 (/dev/shm/mergescope-0/"
+	                  "t8.db.1561.shard/tmp/start_time-0000000000003616)"
+	                  ": data: write: No space left on device";
+	char line[192], ev[MS_EV_TEXT_MAX];
+	ms__failure_line(line, sizeof(line), 982, "fast", err);
+	assert_true(strlen(line) < sizeof(line));
+	assert_true(strncmp(line, "merge #982 (fast): merge 982 failed", 35) ==
+	            0);
+	assert_non_null(strstr(line, " [...] "));
+	assert_non_null(strstr(line, "data: write: No space left on device"));
+	/* A line that fits is whole. */
+	ms__failure_line(ev, sizeof(ev), 982, "fast", err);
+	assert_null(strstr(ev, "[...]"));
+	assert_non_null(strstr(ev, "No space left on device"));
+	/* The event's text, from the merge's 512-byte message. */
+	char big[600];
+	memset(big, 'x', sizeof(big));
+	snprintf(big + 400, sizeof(big) - 400, ": No space left on device");
+	ms_msg_fit(ev, sizeof(ev), big);
+	assert_int_equal(strlen(ev), sizeof(ev) - 1);
+	assert_non_null(strstr(ev, "No space left on device"));
+}
+
 /* A --work-dir that can stage the day but not hold its merges beside
  * it is said to be short before the day starts, naming it and both
  * figures (before: nothing; a 6 MiB ext4 work dir ran the day with no
@@ -1313,20 +1345,20 @@ test_work_room_note(void **state)
 	(void)state;
 	const uint64_t mib = 1ull << 20;
 	char buf[512];
-	/* Copied: twice the day and 64 MiB (2 * 10 + 64 = 84 MiB). */
-	assert_true(ms__work_room_note(buf, sizeof(buf), "/w", 83 * mib,
+	/* Copied: four times the day and 64 MiB (4 * 10 + 64 = 104 MiB). */
+	assert_true(ms__work_room_note(buf, sizeof(buf), "/w", 103 * mib,
 	                               false, 10 * mib));
 	assert_non_null(strstr(buf, "shard directory /w: its file system "
-	                            "has 83.0 MiB free, below the 84 MiB"));
+	                            "has 103.0 MiB free, below the 104 MiB"));
 	assert_non_null(strstr(buf, "finalize that does not fit is "
 	                            "skipped"));
-	assert_false(ms__work_room_note(buf, sizeof(buf), "/w", 84 * mib,
+	assert_false(ms__work_room_note(buf, sizeof(buf), "/w", 104 * mib,
 	                                false, 10 * mib));
 	assert_string_equal(buf, "");
 	/* Linked: the staged day takes no room there. */
-	assert_false(ms__work_room_note(buf, sizeof(buf), "/w", 74 * mib,
+	assert_false(ms__work_room_note(buf, sizeof(buf), "/w", 94 * mib,
 	                                true, 10 * mib));
-	assert_true(ms__work_room_note(buf, sizeof(buf), "/w", 73 * mib,
+	assert_true(ms__work_room_note(buf, sizeof(buf), "/w", 93 * mib,
 	                               true, 10 * mib));
 }
 
@@ -1454,8 +1486,23 @@ static void
 test_work_dir_choice(void **state)
 {
 	(void)state;
-	assert_int_equal(ms__work_need_bytes(100ull << 20), 264ull << 20);
+	assert_int_equal(ms__work_need_bytes(100ull << 20), 464ull << 20);
 	assert_int_equal(ms__work_need_bytes(UINT64_MAX / 2), UINT64_MAX);
+	assert_int_equal(ms__work_need_bytes(UINT64_MAX / 4), UINT64_MAX);
+	/* The peaks of seed-1 days on a tmpfs (its used bytes sampled every
+	 * 20 ms, load 4-5) against their days in 4 KiB blocks, MiB: the
+	 * estimate was twice the day and 64 MiB, and a day-8x run on a
+	 * tmpfs of just that size filled it (a merge failed "No space left
+	 * on device", a gate failed). */
+	static const struct {
+		double day, peak;
+	} seen[] = { { 62.5, 160.9 }, { 188.5, 535.4 }, { 501.0, 1496.1 } };
+	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++) {
+		uint64_t day = (uint64_t)(seen[i].day * 1048576.0);
+		uint64_t peak = (uint64_t)(seen[i].peak * 1048576.0);
+		/* With a quarter of the peak again to spare. */
+		assert_true(ms__work_need_bytes(day) >= peak + peak / 4);
+	}
 	ms__work_choice c;
 	char root[PATH_MAX], want[PATH_MAX + 16], fs[32];
 	/* Not a tmpfs (the test's temporary directory is on a disk here,
@@ -3233,6 +3280,7 @@ main(void)
 		cmocka_unit_test(test_work_dir_choice_blocks),
 		cmocka_unit_test(test_work_room),
 		cmocka_unit_test(test_work_room_note),
+		cmocka_unit_test(test_failure_line_keeps_cause),
 		cmocka_unit_test(test_retain_reread_identical),
 		cmocka_unit_test(test_day1x_finalize_cut_by_budget),
 		cmocka_unit_test(test_break_mature),

@@ -52,6 +52,12 @@ typedef struct ms_errbuf {
 int ms_fail(ms_errbuf *eb, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
+/* msg into dst[size] (NUL-terminated; nothing when size is 0): whole
+ * when it fits, else its head and its tail, where the cause is said,
+ * around " [...] ", cut between UTF-8 characters. For a message copied
+ * into a smaller buffer than it was made in. */
+void ms_msg_fit(char *dst, size_t size, const char *msg);
+
 /* Maps an errno value to MS_ERR_NOSPACE (ENOSPC, EDQUOT), MS_ERR_LIMIT
  * (EMFILE, ENFILE) or MS_ERR_IO. */
 int ms_err_from_errno(int e);
