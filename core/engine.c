@@ -977,7 +977,9 @@ run_job(ms_engine *e, job *j, const worker *w)
 			ev.backoff_ms = backoff_start(e);
 		/* A quarantine sets the failures' cause aside: the next
 		 * failure (another bad part) starts again at the base step
-		 * rather than where this part's three left the backoff. */
+		 * rather than where this part's three left the backoff.
+		 * The reference keeps doubling; with a few bad parts in a
+		 * row that outlasts a replay's wait for idle (README). */
 		if (nnewq)
 			e->backoff_ms = 0;
 	}
