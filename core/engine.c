@@ -582,6 +582,21 @@ backoff_start(ms_engine *e)
 	return e->backoff_ms;
 }
 
+/* A merge succeeded: end any backoff and restart its steps at the base,
+ * as the reference does (merge_control.go recordOutcome). With two lanes,
+ * a failure on one does not hold back the picks that the other lane's
+ * success triggers; the failed inputs are picked again with them. e->mu
+ * held. */
+static void
+backoff_clear(ms_engine *e)
+{
+	e->backoff_ms = 0;
+	if (e->backing_off) {
+		e->backing_off = false;
+		pthread_cond_broadcast(&e->cv_disp);
+	}
+}
+
 /* Run the picker; on failure back off and report. e->mu held (released
  * and re-taken around the event). */
 static void
@@ -949,8 +964,7 @@ run_job(ms_engine *e, job *j, const worker *w)
 		ev.type = MS_EV_MERGE_DONE;
 		e->merges_done++;
 		e->lane_merges[j->d.lane]++;
-		if (!e->backing_off)
-			e->backoff_ms = 0;
+		backoff_clear(e);
 		for (size_t i = 0; i < j->n; i++)
 			fail_forget(e, j->ids[i]);
 		e->disk_fails = 0;
@@ -963,7 +977,9 @@ run_job(ms_engine *e, job *j, const worker *w)
 			ev.backoff_ms = backoff_start(e);
 		/* A quarantine sets the failures' cause aside: the next
 		 * failure (another bad part) starts again at the base step
-		 * rather than where this part's three left the backoff. */
+		 * rather than where this part's three left the backoff.
+		 * The reference keeps doubling; with a few bad parts in a
+		 * row that outlasts a replay's wait for idle (README). */
 		if (nnewq)
 			e->backoff_ms = 0;
 	}

@@ -535,7 +535,9 @@ check_life(void *ctx, const ms_ev_merge *m)
 				c->first_bad = m->seq;
 			c->bad_inputs++;
 		}
-	if (count_in(c->l->intro, c->l->nintro, m->output.id) != 1) {
+	/* A merge that dropped every trace publishes no part (ID 0). */
+	bool none = m->output.id == 0 && m->output.rows == 0;
+	if (!none && count_in(c->l->intro, c->l->nintro, m->output.id) != 1) {
 		if (!c->bad_inputs && !c->bad_outputs)
 			c->first_bad = m->seq;
 		c->bad_outputs++;

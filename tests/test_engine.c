@@ -301,6 +301,7 @@ typedef struct rec {
 	size_t max_in_merge;
 	bool lanes_in[MS_LANE_KIND_COUNT];
 	int fail_writes; /* fail this many merges at WRITE */
+	int fail_slow;   /* ... this many slow-lane merges only */
 	int fail_err;    /* ... with this error (0 = MS_ERR_IO) */
 	uint64_t fail_block; /* fail every merge at this output block with
 	                      * fail_err, as the writer refusing it (0: no) */
@@ -452,6 +453,10 @@ on_stage(void *arg, const ms_merge_req *req, enum ms_merge_stage st,
 		rc = r->fail_err;
 	} else if (r->fail_writes > 0 && detail == 0) {
 		r->fail_writes--;
+		rc = r->fail_err ? r->fail_err : MS_ERR_IO;
+	} else if (r->fail_slow > 0 && detail == 0 &&
+	           !strcmp(req->lane, MS_LANE_SLOW)) {
+		r->fail_slow--;
 		rc = r->fail_err ? r->fail_err : MS_ERR_IO;
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -1130,6 +1135,57 @@ test_failure_backoff_inventory_unchanged(void **state)
 	ms_engine_get_stats(f.eng, &st);
 	assert_int_equal(st.merges_failed, 2);
 	assert_int_equal(st.backoff_ms, 0);
+	fx_close(&f);
+}
+
+/* Two lanes, the slow one failing: a success on the fast lane ends the
+ * backoff the failure started (as the reference's recordOutcome does),
+ * and the failed selection is picked again at once, not after its step
+ * (ten minutes here, longer than the test waits). */
+static void
+test_success_ends_backoff(void **state)
+{
+	(void)state;
+	fixture f;
+	ms_ledger_set want, got;
+	ms_engine_stats st;
+
+	fx_open(&f, false, 4, 600000);
+	ms_ledger_set_init(&want);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 1000 + 10 * (uint64_t)i, 3,
+		                1500 * 1024, true, T0, &want);
+	for (int i = 0; i < 8; i++)
+		publish_uniform(f.shard, 100 * (uint64_t)i, 20, 200, false, T0,
+		                &want);
+	/* The fast selection waits at the barrier until the slow merge has
+	 * failed and its backoff runs. */
+	f.r.hold_lane = MS_LANE_KIND_FAST;
+	f.r.fail_slow = 1;
+	ms_engine_trigger(f.eng);
+	rec_wait(&f.r, &f.r.failed, 1);
+	assert_int_equal(f.r.backoff[0], 600000);
+	held_wait(&f, 1, &st);
+	assert_true(st.backing_off);
+	uint64_t fast_seq = 0;
+	for (size_t i = 0; i < f.r.nseen; i++)
+		if (f.r.seen_lane[i] == MS_LANE_KIND_FAST)
+			fast_seq = f.r.seen_seq[i];
+	assert_true(fast_seq != 0);
+	pthread_mutex_lock(&f.r.mu);
+	f.r.hold_lane = -1;
+	pthread_mutex_unlock(&f.r.mu);
+	assert_int_equal(ms_engine_release(f.eng, fast_seq, true), 0);
+	rec_wait(&f.r, &f.r.done, 1);
+	/* The success's event comes after the engine has taken it in. */
+	ms_engine_get_stats(f.eng, &st);
+	assert_false(st.backing_off);
+	assert_int_equal(st.backoff_ms, 0);
+	idle(&f);
+	assert_int_equal(f.r.done, 2);
+	assert_int_equal(f.r.failed, 1);
+	shard_ledger(f.shard, &got);
+	assert_true(ms_ledger_set_equal(&want, &got));
 	fx_close(&f);
 }
 
@@ -2432,6 +2488,7 @@ main(void)
 		cmocka_unit_test(test_two_lanes_at_once),
 		cmocka_unit_test(test_one_cpu_one_merge_at_a_time),
 		cmocka_unit_test(test_failure_backoff_inventory_unchanged),
+		cmocka_unit_test(test_success_ends_backoff),
 		cmocka_unit_test(test_disk_error_stops_engine),
 		cmocka_unit_test(test_out_of_memory_stops_engine),
 		cmocka_unit_test(test_out_of_memory_once_retried),

@@ -416,6 +416,33 @@ derived_gate(const char *path, const char *name)
 	return out;
 }
 
+/* A merge that dropped every trace published no part (out_id 0, no
+ * `introduced` event; the reference would publish an empty part): the
+ * lifecycle gate recomputed from the log passes, as the run's own did.
+ * It used to count the missing output as one not introduced exactly
+ * once. An output ID of 0 that claims rows still fails. */
+static void
+test_report_lifecycle_empty_merge(void **state)
+{
+	(void)state;
+	char path[512];
+	record("emptymerge.db", "detdrop", 40, 0, NULL, path, sizeof(path));
+	db_exec(path, "UPDATE merge SET out_id = 0, out_rows = 0, "
+	              "out_traces = 0, out_blocks = 0 WHERE seq = 40");
+	db_exec(path, "DELETE FROM part_event WHERE what = 'introduced' "
+	              "AND cause_seq = 40");
+	ms_ev_gate g = derived_gate(path, "lifecycle");
+	if (!g.pass)
+		print_message("%s\n", g.detail);
+	assert_true(g.pass);
+
+	db_exec(path, "UPDATE merge SET out_rows = 5 WHERE seq = 40");
+	g = derived_gate(path, "lifecycle");
+	assert_false(g.pass);
+	assert_non_null(strstr(g.detail, "1 outputs not introduced exactly "
+	                                 "once; first at merge #40"));
+}
+
 /* The ledgers gate of a log compares the final ledgers with a source of
  * their own: the fixture's recorded at the start when no merge dropped a
  * row; else the expected, which must be the fixture's minus the rows the
@@ -1573,6 +1600,7 @@ main(void)
 		cmocka_unit_test(test_failing_gate),
 		cmocka_unit_test(test_derived_gates),
 		cmocka_unit_test(test_report_holds_gates_to_log),
+		cmocka_unit_test(test_report_lifecycle_empty_merge),
 		cmocka_unit_test(test_derived_gates_without_part_events),
 		cmocka_unit_test(test_derived_ledgers_sources),
 		cmocka_unit_test(test_gate_table),

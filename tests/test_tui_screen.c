@@ -1061,6 +1061,19 @@ test_merge_details(void **state)
 	assert_non_null(strstr(t, "result "));
 	assert_non_null(strstr(t, "wall "));
 	free(t);
+	/* A merge that dropped every trace published no part: said so, not
+	 * shown as part 0000000000000000. */
+	f->view->ui.detail_scroll = 0;
+	for (size_t i = 0; i < f->view->nevents; i++)
+		if (f->view->events[i].seq == 12) {
+			f->view->events[i].output_id = 0;
+			f->view->events[i].rows_out = 0;
+		}
+	t = draw_and_read(f, 132, 44);
+	assert_non_null(strstr(t, "output part"));
+	assert_non_null(strstr(t, "none (every trace dropped)"));
+	assert_null(strstr(t, "0000000000000000"));
+	free(t);
 }
 
 /* Keys as a terminal sends them, read back through ms_screen_key. */

@@ -130,7 +130,11 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 	KV("rows in / out", "%" PRIu64 " / %" PRIu64, e->rows_in, e->rows_out);
 	KV("bytes in / out", "%s / %s", ms_fmt_bytes(a, sizeof(a), e->bytes_in),
 	   ms_fmt_bytes(b, sizeof(b), e->bytes_out));
-	KV("output part", "%016" PRIx64, e->output_id);
+	if (e->output_id)
+		KV("output part", "%016" PRIx64, e->output_id);
+	else /* failed, or every trace dropped: no part published */
+		KV("output part", "none (%s)",
+		   e->failed ? "failed" : "every trace dropped");
 	KV("output depth", "%u", e->depth_out);
 	KV("mature / hot", "%u / %u", e->mature_count, e->hot_count);
 	KV("classification", "%s", e->klass);

@@ -24,6 +24,8 @@
  * lane: exactly one merge at a time.
  *
  * Failures: a merge that fails is retried after a backoff (1, 2, 4 ... s);
+ * a merge that succeeds, on any lane, ends the backoff and restarts its
+ * steps, as in the reference;
  * an input that fails verification repeatedly, or whose trace the output
  * writer refuses (ms_merge_result.err_input), is quarantined. A failure
  * that names no bad input and comes from the file system (MS_ERR_IO,
