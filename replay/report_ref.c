@@ -3,7 +3,7 @@
  * the figures of the reference's day-2x pilot (primary merges,
  * mature-containing selections and their mature rows, selection ranges,
  * the median input part of the pure-hot selections, the deepest input,
- * the finalize merge and the rows it left) beside this run's, from the fixtures layer's one table
+ * the finalize merge, its staging estimate and the rows it left) beside this run's, from the fixtures layer's one table
  * of reference figures. Figures the reference knows at another scale only
  * are shown without a reference; the rows left are compared for the
  * SkyWalking variant and an empty opening only (the reference's). The
@@ -24,7 +24,7 @@ typedef struct ref_agg {
 	uint64_t merges, mature, mature_rows;
 	uint64_t parts_min, parts_max, rows_min, rows_max, depth_max;
 	uint64_t bytes_min, bytes_max;
-	uint64_t fin_parts, fin_calls, fin_rows_in, fin_rows_out;
+	uint64_t fin_parts, fin_calls, fin_rows_in, fin_rows_out, fin_estimate;
 	bool finalized;
 	/* The input parts' bytes of every pure-hot primary selection (no
 	 * mature input), for their median; owned, freed by the caller. */
@@ -84,6 +84,7 @@ ref_merge(void *ctx, const ms_ev_merge *m)
 		a->finalized = true;
 		a->fin_parts += m->ninputs;
 		a->fin_calls += m->sampling.plugin_calls;
+		a->fin_estimate += m->sampling.estimate_bytes;
 		a->fin_rows_in += m->rows_in;
 		a->fin_rows_out += m->rows_out;
 		return 0;
@@ -201,6 +202,9 @@ ms__report_reference(ms_evdb *db, const ms_ev_run *run, FILE *out,
 		                     (double)a.fin_parts);
 		ms_fixture_ref_print(out, "finalize_calls", u,
 		                     (double)a.fin_calls);
+		if (a.fin_estimate)
+			ms_fixture_ref_print(out, "finalize_estimate", u,
+			                     (double)a.fin_estimate);
 	} else {
 		/* The engine skipped it, as the reference would: the
 		 * reconciliation's "finalize skipped" row says why. */

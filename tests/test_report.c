@@ -176,7 +176,7 @@ assert_ref_line(const char *text, const char *label, double got, double want)
  * selections and the median input part of the pure-hot ones (the lower
  * middle), counted over the primary phase's merges as recorded. Every
  * recorded selection holds a mature input: merges 2 and 3 are made
- * pure-hot in the database. */
+ * pure-hot in the database, and the finalize given day-2x's estimate. */
 static void
 test_report_reference_selections(void **state)
 {
@@ -211,6 +211,8 @@ test_report_reference_selections(void **state)
 	record("refsel.db", "skywalking", N, 0, NULL, path, sizeof(path));
 	db_exec(path, "UPDATE merge SET mature_parts = 0, mature_rows = 0 "
 	              "WHERE seq IN (2, 3)");
+	db_exec(path, "UPDATE merge SET estimate_bytes = 168044418 "
+	              "WHERE lane = 'finalize'");
 	char *t = report_failing(path, ms_report_text, 0);
 	assert_ref_line(t, "fewest rows in a selection", (double)rows_min, 8);
 	assert_ref_line(t, "deepest input of a selection", (double)depth, 4);
@@ -218,6 +220,8 @@ test_report_reference_selections(void **state)
 	                (double)mrows, 224788);
 	assert_ref_line(t, "median input part, pure-hot selections",
 	                (double)hot[(nhot - 1) / 2], 1400);
+	assert_ref_line(t, "finalize staging estimate, bytes", 168044418,
+	                190169855);
 	free(t);
 }
 
