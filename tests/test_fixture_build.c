@@ -3229,6 +3229,37 @@ test_reference_writes(void **state)
 	free(rep);
 }
 
+/* The consolidated parts' traces summed part by part, less the day's
+ * traces, beside the reference shard's 37,404 blocks for 37,288 traces
+ * (116): carried from the consolidation into the report and shown, not
+ * judged. */
+static void
+test_reference_trace_parts(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	fx_consolidation c = { .parts = 26, .rows = 163055, .trace_parts = 37345 };
+	char buf[8192], line[256];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(rep);
+	snprintf(rep->preset, sizeof(rep->preset), "day-1x");
+	rep->traces = 37288;
+	rep->rows = 163055;
+	ms__fx_consolidation_report(&c, rep);
+	assert_int_equal(rep->consolidated_trace_parts, 37345);
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_non_null(f);
+	ms__fx_report_reference(f, rep);
+	fclose(f);
+	table_line(buf, "    extra trace blocks, consolidated ", line,
+	           sizeof(line));
+	assert_non_null(strstr(line, "  57         116    -50.9% "));
+	assert_null(strstr(line, "OUTSIDE"));
+	assert_null(strstr(line, " ok"));
+	free(rep);
+}
+
 static void
 test_cache_dir(void **state)
 {
@@ -3328,6 +3359,7 @@ main(void)
 		cmocka_unit_test(test_reference_derived),
 		cmocka_unit_test(test_reference_rows_one_figure),
 		cmocka_unit_test(test_reference_writes),
+		cmocka_unit_test(test_reference_trace_parts),
 		cmocka_unit_test(test_cache_dir),
 	};
 
