@@ -2995,6 +2995,7 @@ test_reference(void **state)
 	const ms_fixture_ref *rm = ms_fixture_ref_find("rows_removed");
 	const ms_fixture_ref *mg = ms_fixture_ref_find("primary_merges");
 	const ms_fixture_ref *dr = ms_fixture_ref_find("delete_ratio");
+	const ms_fixture_ref *wr = ms_fixture_ref_find("writes");
 	char buf[4096];
 	FILE *f;
 	size_t n = 0;
@@ -3019,6 +3020,14 @@ test_reference(void **state)
 	/* The window of the sampler gate. */
 	assert_true(ms_fixture_ref_within(dr, 2, 0.345));
 	assert_false(ms_fixture_ref_within(dr, 2, 0.3449));
+	/* The raw parts published: 1,604 at the reference's day-1x rows,
+	 * 3,219 in its day-2x fixture (not 2 x 1,604: its rows are not
+	 * twice day-1x's), judged like the rows on whole days. */
+	assert_non_null(wr);
+	assert_true(ms_fixture_ref_at(wr, 1) == 1604);
+	assert_true(ms_fixture_ref_at(wr, 2) == 3219);
+	assert_true(ms_fixture_ref_within(wr, 1, 1612));
+	assert_false(ms_fixture_ref_within(wr, 2, 3300));
 	/* The pilot's merges: day-2x only. */
 	assert_true(ms_fixture_ref_at(mg, 2) == 286);
 	assert_true(ms_fixture_ref_at(mg, 1) != ms_fixture_ref_at(mg, 1));
@@ -3179,6 +3188,78 @@ test_reference_rows_one_figure(void **state)
 	free(rep);
 }
 
+/* The raw parts published beside the reference's: 1,604 writes at its
+ * day-1x rows, 3,219 in its day-2x fixture; a partial day's is derived
+ * and shown, not judged. */
+static void
+test_reference_writes(void **state)
+{
+	static const struct {
+		const char *preset;
+		uint32_t traces;
+		uint64_t writes;
+		const char *want;
+	} cases[] = {
+		{ "day-1x", 37288, 1612, "1612        1604     +0.5%   ok" },
+		{ "day-2x", 74576, 3219, "3219        3219      0.0%   ok" },
+		{ "day-2x", 74576, 3300, "3300        3219     +2.5%   OUTSIDE" },
+		{ "smoke", 4000, 173, "--  (day-1x x0.1073, not measured)" },
+	};
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	char buf[8192], line[256];
+
+	(void)state;
+	assert_non_null(rep);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+		assert_non_null(f);
+		memset(rep, 0, sizeof(*rep));
+		snprintf(rep->preset, sizeof(rep->preset), "%s",
+		         cases[i].preset);
+		rep->traces = cases[i].traces;
+		rep->rows = 4 * cases[i].traces;
+		rep->writes = cases[i].writes;
+		ms__fx_report_reference(f, rep);
+		fclose(f);
+		table_line(buf, "    raw parts published (writes) ", line,
+		           sizeof(line));
+		assert_non_null(strstr(line, cases[i].want));
+	}
+	free(rep);
+}
+
+/* The consolidated parts' traces summed part by part, less the day's
+ * traces, beside the reference shard's 37,404 blocks for 37,288 traces
+ * (116): carried from the consolidation into the report and shown, not
+ * judged. */
+static void
+test_reference_trace_parts(void **state)
+{
+	ms_fixture_report *rep = calloc(1, sizeof(*rep));
+	fx_consolidation c = { .parts = 26, .rows = 163055, .trace_parts = 37345 };
+	char buf[8192], line[256];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(rep);
+	snprintf(rep->preset, sizeof(rep->preset), "day-1x");
+	rep->traces = 37288;
+	rep->rows = 163055;
+	ms__fx_consolidation_report(&c, rep);
+	assert_int_equal(rep->consolidated_trace_parts, 37345);
+	f = fmemopen(buf, sizeof(buf), "w");
+	assert_non_null(f);
+	ms__fx_report_reference(f, rep);
+	fclose(f);
+	table_line(buf, "    extra trace blocks, consolidated ", line,
+	           sizeof(line));
+	assert_non_null(strstr(line, "  57         116    -50.9% "));
+	assert_null(strstr(line, "OUTSIDE"));
+	assert_null(strstr(line, " ok"));
+	free(rep);
+}
+
 static void
 test_cache_dir(void **state)
 {
@@ -3277,6 +3358,8 @@ main(void)
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_reference_derived),
 		cmocka_unit_test(test_reference_rows_one_figure),
+		cmocka_unit_test(test_reference_writes),
+		cmocka_unit_test(test_reference_trace_parts),
 		cmocka_unit_test(test_cache_dir),
 	};
 

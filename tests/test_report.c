@@ -158,6 +158,73 @@ test_report_workers_unstarted_and_serial(void **state)
 	free(t);
 }
 
+/* The line of the reference table that `label` starts, with `got` and
+ * the pilot's `want` (whole numbers) in their columns. */
+static void
+assert_ref_line(const char *text, const char *label, double got, double want)
+{
+	char line[160];
+
+	snprintf(line, sizeof(line), "\n    %-40s%12.0f%12.0f  ", label, got,
+	         want);
+	if (!strstr(text, line))
+		fail_msg("no line \"%s\" in:\n%s", line + 1, text);
+}
+
+/* The replay's figures beside the pilot's: the fewest rows of a
+ * selection, the deepest input, the mature rows of the mature-containing
+ * selections and the median input part of the pure-hot ones (the lower
+ * middle), counted over the primary phase's merges as recorded. Every
+ * recorded selection holds a mature input: merges 2 and 3 are made
+ * pure-hot in the database, and the finalize given day-2x's estimate. */
+static void
+test_report_reference_selections(void **state)
+{
+	enum { N = 14 };
+	ms_ev_input inputs[16];
+	uint64_t hot[16 * N], rows_min = UINT64_MAX, depth = 0, mrows = 0;
+	size_t nhot = 0;
+	char path[512];
+
+	(void)state;
+	for (uint64_t s = 1; s <= N; s++) {
+		ms_ev_merge m;
+		evf_merge_of(&m, inputs, s, N, "skywalking");
+		if (m.err || m.phase != MS_EV_PHASE_PRIMARY ||
+		    strcmp(m.lane, MS_LANE_FINALIZE) == 0)
+			continue;
+		bool pure_hot = s == 2 || s == 3;
+		assert_true(m.mature_parts > 0);
+		rows_min = m.input_rows < rows_min ? m.input_rows : rows_min;
+		depth = m.max_depth > depth ? m.max_depth : depth;
+		mrows += pure_hot ? 0 : m.mature_rows;
+		for (size_t i = 0; pure_hot && i < m.ninputs; i++)
+			hot[nhot++] = inputs[i].bytes;
+	}
+	assert_true(nhot > 0 && mrows > 0);
+	for (size_t i = 1; i < nhot; i++) /* insertion sort */
+		for (size_t j = i; j > 0 && hot[j - 1] > hot[j]; j--) {
+			uint64_t t = hot[j];
+			hot[j] = hot[j - 1];
+			hot[j - 1] = t;
+		}
+	record("refsel.db", "skywalking", N, 0, NULL, path, sizeof(path));
+	db_exec(path, "UPDATE merge SET mature_parts = 0, mature_rows = 0 "
+	              "WHERE seq IN (2, 3)");
+	db_exec(path, "UPDATE merge SET estimate_bytes = 168044418 "
+	              "WHERE lane = 'finalize'");
+	char *t = report_failing(path, ms_report_text, 0);
+	assert_ref_line(t, "fewest rows in a selection", (double)rows_min, 8);
+	assert_ref_line(t, "deepest input of a selection", (double)depth, 4);
+	assert_ref_line(t, "mature input rows in those selections",
+	                (double)mrows, 224788);
+	assert_ref_line(t, "median input part, pure-hot selections",
+	                (double)hot[(nhot - 1) / 2], 1400);
+	assert_ref_line(t, "finalize staging estimate, bytes", 168044418,
+	                190169855);
+	free(t);
+}
+
 static void
 test_report_golden(void **state)
 {
@@ -1594,6 +1661,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_golden),
+		cmocka_unit_test(test_report_reference_selections),
 		cmocka_unit_test(test_report_build_lines),
 		cmocka_unit_test(test_report_workers_unstarted_and_serial),
 		cmocka_unit_test(test_report_counts),
