@@ -2642,6 +2642,20 @@ day_need(const void *fx, uint64_t block)
 	return ms__work_need_bytes(ms__fixture_day_blocks(fx, block));
 }
 
+/* The cache directory, $XDG_CACHE_HOME/mergescope (else
+ * ~/.cache/mergescope), into buf; false when there is none or it does not
+ * fit. */
+static bool
+cache_root(char *buf, size_t n)
+{
+	char *slash;
+	if (ms_fixture_cache_dir(buf, n, "work", 0) != 0 ||
+	    (slash = strrchr(buf, '/')) == NULL)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
 static int
 choose_work_dir(ms_replay *r, ms_errbuf *eb)
 {
@@ -2649,10 +2663,9 @@ choose_work_dir(ms_replay *r, ms_errbuf *eb)
 	base = base ? base + 1 : r->db_path;
 	char disk[PATH_MAX], cache[PATH_MAX];
 	char *slash;
-	if (ms_fixture_cache_dir(cache, sizeof(cache), "work", 0) == 0 &&
-	    (slash = strrchr(cache, '/')) != NULL &&
-	    (size_t)snprintf(disk, sizeof(disk), "%.*s/work",
-	                     (int)(slash - cache), cache) < sizeof(disk)) {
+	if (cache_root(cache, sizeof(cache)) &&
+	    (size_t)snprintf(disk, sizeof(disk), "%s/work", cache) <
+	            sizeof(disk)) {
 		/* <cache>/mergescope/work, made when chosen */
 	} else {
 		copy_str(disk, sizeof(disk), r->db_path);
@@ -3262,6 +3275,27 @@ fail:
 	return rc;
 }
 
+/* Out of memory until the gates: the oracle's table is written to the
+ * work directory (where it cannot be: kept, nothing else changes). When
+ * that directory is itself in memory (a tmpfs), to a file without a name
+ * in the cache directory when that is on a disk; never to another tmpfs,
+ * where the table would only move out of the process's resident set,
+ * still in RAM. */
+static void
+spill_oracle(ms_replay *r)
+{
+	char path[PATH_MAX];
+	if (!ms_fs_in_memory(r->work_dir)) {
+		if (snprintf(path, sizeof(path), "%s/%s", r->work_dir,
+		             MS__ORACLE_SPILL) < (int)sizeof(path))
+			(void)ms__oracle_spill(&r->oracle, path);
+		return;
+	}
+	if (cache_root(path, sizeof(path)) &&
+	    ms_fs_mkdir_p(path, 0755, NULL) == 0 && !ms_fs_in_memory(path))
+		(void)ms__oracle_spill_unlinked(&r->oracle, path);
+}
+
 /* The verdict oracle's thread: it needs only the fixture and the spec. */
 static void *
 oracle_main(void *arg)
@@ -3276,16 +3310,8 @@ oracle_main(void *arg)
 	                       r->opts.decide_timeout_ns, r->opts.plugin_host,
 	                       r->opts.plugin_host_exe, &r->oracle_cancel,
 	                       true);
-	/* Out of memory until the gates: the table is written to the work
-	 * directory (where it cannot be: kept, nothing else changes). Not
-	 * when that directory is itself in memory (a tmpfs): the table would
-	 * only move out of the process's resident set, still in RAM. */
-	char path[PATH_MAX];
-	if (r->oracle_rc == 0 && r->oracle.ok &&
-	    !ms_fs_in_memory(r->work_dir) &&
-	    snprintf(path, sizeof(path), "%s/%s", r->work_dir,
-	             MS__ORACLE_SPILL) < (int)sizeof(path))
-		(void)ms__oracle_spill(&r->oracle, path);
+	if (r->oracle_rc == 0 && r->oracle.ok)
+		spill_oracle(r);
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif

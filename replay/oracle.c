@@ -36,8 +36,13 @@
  * directory and frees it (ms__oracle_spill), and the gates read it back
  * (ms__oracle_unspill), checked against its length and checksum, before
  * any lookup. The file is removed once read, and by ms__oracle_release
- * on any path that never read it.
+ * on any path that never read it. A work directory on a tmpfs would hold
+ * it in RAM all the same: then it goes to a file without a name in the
+ * cache directory when that is on a disk (ms__oracle_spill_unlinked),
+ * held open until read or released, so that not even a killed process
+ * leaves it behind.
  */
+#define _GNU_SOURCE /* O_TMPFILE, mkostemp */
 #include "ms_clock.h"
 #include "replay_int.h"
 
@@ -918,6 +923,32 @@ write_table(const ms__oracle *o, int fd, uint8_t *buf, XXH3_state_t *xs)
 	return ms_fs_write_all(fd, buf, k + 8);
 }
 
+/* The table into the new file fd (format above); 0 or an ms_err. */
+static int
+spill_write(const ms__oracle *o, int fd)
+{
+	uint8_t *buf = malloc(SPILL_BUF + 8);
+	XXH3_state_t *xs = XXH3_createState();
+	int err = !buf || !xs ? MS_ERR_NOMEM : 0;
+	if (!err) {
+		XXH3_64bits_reset(xs);
+		err = write_table(o, fd, buf, xs);
+	}
+	free(buf);
+	XXH3_freeState(xs);
+	return err;
+}
+
+/* The table written: now only in its file. */
+static void
+spill_done(ms__oracle *o)
+{
+	free(o->ent);
+	free(o->frags);
+	o->ent = NULL;
+	o->frags = NULL;
+}
+
 int
 ms__oracle_spill(ms__oracle *o, const char *path)
 {
@@ -925,32 +956,78 @@ ms__oracle_spill(ms__oracle *o, const char *path)
 		return MS_ERR_STATE;
 	if (strlen(path) >= sizeof(o->spill))
 		return MS_ERR_RANGE;
-	uint8_t *buf = malloc(SPILL_BUF + 8);
-	XXH3_state_t *xs = XXH3_createState();
-	int fd = buf && xs ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	                          0600)
-	                   : -1;
-	int err = !buf || !xs ? MS_ERR_NOMEM
-	          : fd < 0    ? ms_err_from_errno(errno)
-	                      : 0;
-	if (!err) {
-		XXH3_64bits_reset(xs);
-		err = write_table(o, fd, buf, xs);
-	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int err = fd < 0 ? ms_err_from_errno(errno) : spill_write(o, fd);
 	if (fd >= 0 && close(fd) != 0 && !err)
 		err = ms_err_from_errno(errno);
 	if (err && fd >= 0)
 		unlink(path);
-	free(buf);
-	XXH3_freeState(xs);
 	if (err)
 		return err;
 	snprintf(o->spill, sizeof(o->spill), "%s", path);
-	free(o->ent);
-	free(o->frags);
-	o->ent = NULL;
-	o->frags = NULL;
+	spill_done(o);
 	return 0;
+}
+
+/* A new file in dir that has no name: O_TMPFILE, else (a file system
+ * without it) a named one removed at once. An open fd, or -1 with
+ * errno. */
+static int
+open_unlinked(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR &&
+	                errno != EINVAL))
+		return fd;
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s-XXXXXX", dir,
+	             MS__ORACLE_SPILL) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+int
+ms__oracle_spill_unlinked(ms__oracle *o, const char *dir)
+{
+	if (o->spill[0])
+		return MS_ERR_STATE;
+	char name[sizeof(o->spill)];
+	if (snprintf(name, sizeof(name), "%s (an unlinked file)", dir) >=
+	    (int)sizeof(name))
+		return MS_ERR_RANGE;
+	int fd = open_unlinked(dir);
+	if (fd < 0)
+		return ms_err_from_errno(errno);
+	/* Never to memory by another name: a tmpfs file is RAM too. */
+	int err = ms_fs_fd_in_memory(fd) ? MS_ERR_INVAL : spill_write(o, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	snprintf(o->spill, sizeof(o->spill), "%s", name);
+	o->spill_fd = fd;
+	o->spill_unlinked = true;
+	spill_done(o);
+	return 0;
+}
+
+/* The spilled table's file gone: closed when it has no name, else
+ * removed. */
+static void
+spill_drop(ms__oracle *o)
+{
+	if (o->spill_unlinked)
+		close(o->spill_fd);
+	else if (o->spill[0])
+		unlink(o->spill);
+	o->spill_unlinked = false;
+	o->spill_fd = -1;
+	o->spill[0] = '\0';
 }
 
 /* The table back from fd (size bytes) into o->ent and o->frags; 0, or
@@ -1071,7 +1148,8 @@ ms__oracle_unspill(ms__oracle *o)
 	char why[sizeof(o->why)] = "";
 	int rc = 0;
 	o->why[0] = '\0';
-	int fd = open(o->spill, O_RDONLY | O_CLOEXEC);
+	int fd = o->spill_unlinked ? o->spill_fd
+	                           : open(o->spill, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		rc = ms_err_from_errno(errno);
@@ -1079,7 +1157,7 @@ ms__oracle_unspill(ms__oracle *o)
 	} else {
 		rc = read_table(o, fd, (uint64_t)st.st_size);
 	}
-	if (fd >= 0)
+	if (fd >= 0 && !o->spill_unlinked)
 		close(fd);
 	snprintf(why, sizeof(why), "%s", o->why);
 	if (rc) {
@@ -1093,8 +1171,7 @@ ms__oracle_unspill(ms__oracle *o)
 		         "oracle table %s, read back for the gates: %s",
 		         o->spill, why);
 	}
-	unlink(o->spill);
-	o->spill[0] = '\0';
+	spill_drop(o);
 	return rc;
 }
 
@@ -1108,10 +1185,7 @@ ms__oracle_resident_bytes(const ms__oracle *o)
 void
 ms__oracle_release(ms__oracle *o)
 {
-	if (o->spill[0]) {
-		unlink(o->spill);
-		o->spill[0] = '\0';
-	}
+	spill_drop(o);
 	free(o->ent);
 	free(o->frags);
 	o->frags = NULL;

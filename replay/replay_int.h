@@ -429,8 +429,12 @@ typedef struct ms__oracle {
 	bool ok;
 	char why[200];
 	/* Not empty: ent and frags are not in memory but in this file
-	 * (ms__oracle_spill), nent and nfrags what it holds. */
+	 * (ms__oracle_spill), nent and nfrags what it holds; or, with
+	 * spill_unlinked, in the file without a name open as spill_fd
+	 * (ms__oracle_spill_unlinked), spill naming its directory. */
 	char spill[PATH_MAX];
+	int spill_fd;
+	bool spill_unlinked;
 } ms__oracle;
 
 /* Read every raw core part of fx, gather each trace's rows, and evaluate
@@ -472,6 +476,11 @@ void ms__oracle_release(ms__oracle *o);
  * ms__oracle_release removes it. 0, or an ms_err with the table still in
  * memory and no file left (MS_ERR_STATE: spilled already). */
 int ms__oracle_spill(ms__oracle *o, const char *path);
+/* As ms__oracle_spill, to a file in directory dir that has no name (held
+ * open until ms__oracle_unspill or ms__oracle_release closes it: nothing
+ * is left behind on any path, a killed process's included). MS_ERR_INVAL
+ * when the file would be in memory (a tmpfs): then the table stays. */
+int ms__oracle_spill_unlinked(ms__oracle *o, const char *dir);
 /* Read a spilled table back (no-op when not spilled), checked against
  * its length and checksum, and remove its file. 0; or an ms_err with the
  * table empty, o->ok false and o->why naming the file and what is

@@ -391,42 +391,100 @@ open_paused_in(rt_run *run, const char *name, const char *dir)
 	return r;
 }
 
+/* Descriptors of this process open on a file under dir that has no
+ * name (the oracle's table spilled to the cache directory). */
+static unsigned
+unlinked_fds_in(const char *dir)
+{
+	unsigned n = 0;
+	char want[PATH_MAX + 2];
+	snprintf(want, sizeof(want), "%s/", dir);
+	for (int fd = 0; fd < 1024; fd++) {
+		char link[64], target[PATH_MAX + 32];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t k = readlink(link, target, sizeof(target) - 1);
+		if (k <= 0)
+			continue;
+		target[k] = '\0';
+		n += strncmp(target, want, strlen(want)) == 0 &&
+		     strstr(target, " (deleted)") != NULL;
+	}
+	return n;
+}
+
+/* XDG_CACHE_HOME set to <parent>/<name>-cache (made), or with HOME unset
+ * when parent is NULL (no cache directory at all); the cache directory
+ * mergescope uses in it into cache ("" for none). Whether that is on a
+ * disk (as its parent, made already, is: the run makes the rest). */
+static bool
+cache_in(const char *parent, const char *name, char *cache, size_t n)
+{
+	cache[0] = '\0';
+	if (!parent) {
+		assert_int_equal(unsetenv("XDG_CACHE_HOME"), 0);
+		assert_int_equal(unsetenv("HOME"), 0);
+		return false;
+	}
+	char xdg[PATH_MAX];
+	snprintf(xdg, sizeof(xdg), "%s/%s-cache", parent, name);
+	assert_true(mkdir(xdg, 0755) == 0 || errno == EEXIST);
+	assert_int_equal(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+	snprintf(cache, n, "%s/mergescope", xdg);
+	return !ms_fs_in_memory(xdg);
+}
+
 /* The oracle's table is not in memory from the oracle's end to the
  * gates when the work directory is on a disk: its thread spilled it
  * there, and the gates read it back (every verdict as before, the file
- * gone). On a tmpfs it stays in memory: a file there is memory too. Both
- * directories are tried; each is held to what its file system calls for. */
+ * gone). With the work directory on a tmpfs, the table goes to a file
+ * without a name in the cache directory when that is on a disk (before,
+ * it stayed in memory); it stays in memory when the cache is on a tmpfs
+ * too (a file there is memory too) or there is none. Each case is held
+ * to what its file systems call for. */
 static void
-oracle_spill_in(const char *dir, const char *name)
+oracle_spill_in(const char *dir, const char *name, const char *cache_parent)
 {
+	char cache[PATH_MAX];
+	bool cache_disk = cache_in(cache_parent, name, cache, sizeof(cache));
 	rt_run run;
 	ms_replay *r = open_paused_in(&run, name, dir);
 	bool spills = !ms_fs_in_memory(r->work_dir);
 	ms_replay_status *st = rt_status_new();
 	assert_true(rt_wait_stop(r, st));
 	assert_int_equal(ms__oracle_wait(r), 0);
+	bool unlinked = !spills && cache_disk;
 	assert_true(r->oracle.ok);
 	assert_true(r->oracle.nent > 0);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/%s", r->work_dir, MS__ORACLE_SPILL);
 	size_t table = r->oracle.nent * sizeof(ms__oracle_ent) +
 	               r->oracle.nfrags * sizeof(ms__oracle_frag);
-	if (spills) {
+	fprintf(stderr, "%s: work dir %s, cache %s: table %s\n", name,
+	        r->work_dir, cache[0] ? cache : "(none)",
+	        spills ? "in the work dir" : unlinked ? "in the cache"
+	                                              : "in memory");
+	if (spills || unlinked) {
 		assert_int_equal(ms__oracle_resident_bytes(&r->oracle), 0);
 		assert_null(r->oracle.ent);
-		assert_string_equal(r->oracle.spill, path);
-		assert_true(ms_fs_is_file(path));
+		assert_int_equal(r->oracle.spill_unlinked, unlinked);
+		if (spills)
+			assert_string_equal(r->oracle.spill, path);
+		else
+			assert_int_equal(unlinked_fds_in(cache), 1);
 	} else {
 		assert_int_equal(ms__oracle_resident_bytes(&r->oracle), table);
 		assert_string_equal(r->oracle.spill, "");
-		assert_false(ms_fs_is_file(path));
 	}
+	assert_int_equal(ms_fs_is_file(path), spills);
 	ms_errbuf eb = { { 0 } };
 	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
 	uint64_t merges;
 	assert_true(wait_done_clean(r, name, &merges));
 	assert_false(ms_fs_is_file(path));
 	assert_string_equal(r->oracle.spill, "");
+	assert_false(r->oracle.spill_unlinked);
+	if (cache[0])
+		assert_int_equal(unlinked_fds_in(cache), 0);
 	assert_int_equal(r->oracle.nent, r->oracle.drop);
 	assert_int_equal(ms__oracle_resident_bytes(&r->oracle),
 	                 r->oracle.nent * sizeof(ms__oracle_ent) +
@@ -435,12 +493,42 @@ oracle_spill_in(const char *dir, const char *name)
 	free(st);
 }
 
+/* XDG_CACHE_HOME and HOME as they were. */
+typedef struct saved_env {
+	char *xdg, *home;
+} saved_env;
+
+static saved_env
+env_save(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	return (saved_env){ x ? strdup(x) : NULL, h ? strdup(h) : NULL };
+}
+
+static void
+env_restore(saved_env *e)
+{
+	const char *names[] = { "XDG_CACHE_HOME", "HOME" };
+	char *vals[] = { e->xdg, e->home };
+	for (int i = 0; i < 2; i++) {
+		if (vals[i])
+			setenv(names[i], vals[i], 1);
+		else
+			unsetenv(names[i]);
+		free(vals[i]);
+	}
+}
+
 static void
 test_oracle_spilled_until_gates(void **state)
 {
 	(void)state;
-	oracle_spill_in(rt.root, "oracle-spill-root");
-	oracle_spill_in(rt.shm, "oracle-spill-shm");
+	saved_env e = env_save();
+	oracle_spill_in(rt.root, "oracle-spill-root", rt.root);
+	oracle_spill_in(rt.shm, "oracle-spill-shm", rt.shm);
+	oracle_spill_in(rt.shm, "oracle-spill-shm-cache", rt.root);
+	oracle_spill_in(rt.shm, "oracle-spill-shm-nocache", NULL);
+	env_restore(&e);
 }
 
 /* The oracle on its own thread, as a replay runs it, with the chain
@@ -532,22 +620,39 @@ test_oracle_cancel_stops_between_batches(void **state)
 	unlink(gate);
 }
 
-/* A run closed before its gates removes the spilled table. */
+/* A run closed before its gates removes the spilled table: the file in
+ * its work directory on a disk, the file without a name in the cache
+ * when its work directory is on a tmpfs. */
 static void
-test_oracle_spill_removed_at_close(void **state)
+spill_removed_at_close(const char *dir, const char *name)
 {
-	(void)state;
+	char cache[PATH_MAX];
+	bool cache_disk = cache_in(rt.root, name, cache, sizeof(cache));
 	rt_run run;
-	ms_replay *r = open_paused_in(&run, "oracle-spill-close", rt.root);
+	ms_replay *r = open_paused_in(&run, name, dir);
 	ms_replay_status *st = rt_status_new();
 	assert_true(rt_wait_stop(r, st));
 	assert_int_equal(ms__oracle_wait(r), 0);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/%s", r->work_dir, MS__ORACLE_SPILL);
-	assert_int_equal(ms_fs_is_file(path), !ms_fs_in_memory(r->work_dir));
+	bool in_memory = ms_fs_in_memory(r->work_dir);
+	assert_int_equal(ms_fs_is_file(path), !in_memory);
+	assert_int_equal(unlinked_fds_in(cache),
+	                 in_memory && cache_disk);
 	ms_replay_close(r);
 	assert_false(ms_fs_is_file(path));
+	assert_int_equal(unlinked_fds_in(cache), 0);
 	free(st);
+}
+
+static void
+test_oracle_spill_removed_at_close(void **state)
+{
+	(void)state;
+	saved_env e = env_save();
+	spill_removed_at_close(rt.root, "oracle-spill-close");
+	spill_removed_at_close(rt.shm, "oracle-spill-close-shm");
+	env_restore(&e);
 }
 
 static void

@@ -1018,6 +1018,110 @@ test_oracle_spill(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Descriptors of this process open on a file in dir that has no name
+ * (a table ms__oracle_spill_unlinked wrote). */
+static unsigned
+unlinked_fds_in(const char *dir)
+{
+	unsigned n = 0;
+	char want[PATH_MAX + 2];
+	snprintf(want, sizeof(want), "%s/", dir);
+	for (int fd = 0; fd < 1024; fd++) {
+		char link[64], target[PATH_MAX + 32];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t k = readlink(link, target, sizeof(target) - 1);
+		if (k <= 0)
+			continue;
+		target[k] = '\0';
+		n += strncmp(target, want, strlen(want)) == 0 &&
+		     strstr(target, " (deleted)") != NULL;
+	}
+	return n;
+}
+
+/* A table spilled to a file without a name in a directory on a disk:
+ * read back as it was; a damaged one refused naming the directory; one
+ * never read back closed with the oracle. No file is ever seen in the
+ * directory, and no descriptor is left open. Refused on a tmpfs (the
+ * table would stay in RAM under another name) and where the directory
+ * is not: the table stays in memory. */
+static void
+test_oracle_spill_unlinked(void **state)
+{
+	(void)state;
+	const char *base = getenv("TMPDIR") && *getenv("TMPDIR")
+	                           ? getenv("TMPDIR")
+	                           : "/tmp";
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/ms-test-spill-XXXXXX", base);
+	assert_non_null(mkdtemp(dir));
+	if (ms_fs_in_memory(dir)) {
+		assert_int_equal(rmdir(dir), 0);
+		skip();
+	}
+	for (size_t n = 0; n <= 5000; n += 2500) {
+		ms__oracle o, want;
+		fake_table(&o, n);
+		fake_table(&want, n);
+		assert_int_equal(ms__oracle_spill_unlinked(&o, dir), 0);
+		assert_int_equal(ms__oracle_resident_bytes(&o), 0);
+		assert_null(o.ent);
+		assert_true(o.spill_unlinked);
+		assert_non_null(strstr(o.spill, dir));
+		assert_int_equal(unlinked_fds_in(dir), 1);
+		assert_int_equal(rmdir(dir), 0); /* nothing in it */
+		assert_int_equal(mkdir(dir, 0700), 0);
+		assert_int_equal(ms__oracle_spill_unlinked(&o, dir),
+		                 MS_ERR_STATE);
+		assert_int_equal(ms__oracle_unspill(&o), 0);
+		assert_false(o.spill_unlinked);
+		assert_string_equal(o.spill, "");
+		assert_int_equal(unlinked_fds_in(dir), 0);
+		assert_same_answers(&o, &want, n);
+		ms__oracle_release(&o);
+		ms__oracle_release(&want);
+	}
+	/* Damaged while spilled: refused, naming where it was, closed. */
+	ms__oracle o;
+	fake_table(&o, 3000);
+	assert_int_equal(ms__oracle_spill_unlinked(&o, dir), 0);
+	uint8_t b = 0;
+	assert_int_equal(pread(o.spill_fd, &b, 1, 24 + 77), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(o.spill_fd, &b, 1, 24 + 77), 1);
+	assert_true(ms__oracle_unspill(&o) < 0);
+	assert_false(o.ok);
+	assert_null(o.ent);
+	assert_non_null(strstr(o.why, dir));
+	fprintf(stderr, "refused: %s\n", o.why);
+	assert_int_equal(unlinked_fds_in(dir), 0);
+	ms__oracle_release(&o);
+	/* Never read back (a run that failed or was stopped first). */
+	fake_table(&o, 10);
+	assert_int_equal(ms__oracle_spill_unlinked(&o, dir), 0);
+	assert_int_equal(unlinked_fds_in(dir), 1);
+	ms__oracle_release(&o);
+	assert_int_equal(unlinked_fds_in(dir), 0);
+	/* A directory that is not there, and one in memory. */
+	char gone[PATH_MAX + 16], shm[PATH_MAX];
+	snprintf(gone, sizeof(gone), "%s/gone", dir);
+	fake_table(&o, 10);
+	assert_true(ms__oracle_spill_unlinked(&o, gone) < 0);
+	assert_string_equal(o.spill, "");
+	assert_true(ms__oracle_resident_bytes(&o) > 0);
+	snprintf(shm, sizeof(shm), "/dev/shm/ms-test-spill-XXXXXX");
+	if (ms_test_shm() && mkdtemp(shm)) {
+		assert_int_equal(ms__oracle_spill_unlinked(&o, shm),
+		                 MS_ERR_INVAL);
+		assert_string_equal(o.spill, "");
+		assert_true(ms__oracle_resident_bytes(&o) > 0);
+		assert_int_equal(unlinked_fds_in(shm), 0);
+		assert_int_equal(rmdir(shm), 0);
+	}
+	ms__oracle_release(&o);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* Out of memory reading a spilled table back, at each allocation in
  * turn: refused naming the file, what the memory was for and how many
  * bytes (it said "FILE: out of memory"), the file removed. */
@@ -1231,6 +1335,7 @@ main(void)
 		cmocka_unit_test(test_recent_events),
 		cmocka_unit_test(test_recent_bytes),
 		cmocka_unit_test(test_oracle_spill),
+		cmocka_unit_test(test_oracle_spill_unlinked),
 		cmocka_unit_test(test_oracle_unspill_out_of_memory),
 		cmocka_unit_test(test_oracle_dropped_file),
 		cmocka_unit_test(test_link_fail_cause),
