@@ -295,29 +295,104 @@ test_counts_plain(void **state)
 	assert_false(ms__parse_count("18446744073709551617", 1, 1000, &n));
 }
 
-/* "-" for report --html or run --json: export --out takes it for
- * standard output; these wrote a file named "-" in the working
- * directory (beside the text report on standard output). Refused. */
+/* "-" is standard output for export --out only: `run --db -` and `tui
+ * --db -` made a database named "-" in the working directory, and every
+ * other file or directory option looked for one (exit 2), while report
+ * --html and run --json refused it. One rule, in the parser, naming the
+ * option. */
 static void
-test_dash_output_refused(void **state)
+test_dash_one_rule(void **state)
 {
 	(void)state;
-	struct stat st;
+	static const char *const argv[][9] = {
+		{ "run", "--headless", "--preset", "nonesuch", "--db", "-" },
+		{ "tui", "--preset", "nonesuch", "--db", "-" },
+		{ "run", "--headless", "--preset", "nonesuch", "--json", "-" },
+		{ "run", "--headless", "--preset", "nonesuch", "--work-dir",
+		  "-" },
+		{ "run", "--headless", "--fixture", "-" },
+		{ "export", "--format", "csv", "--db", "-" },
+		{ "report", "--db", "/nonexistent.db", "--html", "-" },
+		{ "report", "--db", "/nonexistent.db", "--vs", "-" },
+		{ "report", "--collect", "-" },
+		{ "merge-once", "--variant", "nosuch", "--frozen", "-" },
+		{ "fixture", "build", "--preset", "nonesuch", "--seed", "1",
+		  "--out", "-" },
+		{ "bench", "--variants", "nosuch", "--out", "-" },
+		{ "bench", "--variants", "nosuch", "--fixture", "-" },
+		{ "bench", "--collect", "-" },
+	};
+	char want[160];
+	for (size_t i = 0; i < sizeof(argv) / sizeof(argv[0]); i++) {
+		const char *const *a = argv[i];
+		size_t n = 0;
+		while (a[n])
+			n++;
+		int rc = cli(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+		             a[8], NULL);
+		snprintf(want, sizeof(want),
+		         ": %s -: \"-\" stands for standard output only in "
+		         "export --out; give a ",
+		         a[n - 2]);
+		if (rc != MS_EXIT_USAGE || !strstr(err_text, want))
+			fail_msg("%s %s %s: exit %d: %s", a[0], a[n - 2],
+			         a[n - 1], rc, err_text);
+	}
 	assert_int_equal(cli("report", "--db", "/nonexistent.db", "--html",
 	                     "-", NULL),
 	                 MS_EXIT_USAGE);
 	assert_string_equal(err_text,
-	                    "mergescope report: --html -: \"-\" would be a "
-	                    "file named -, not standard output, which holds "
-	                    "the text report (only export --out - writes "
-	                    "there); give a file name (./- for one named -)"
-	                    "\n");
-	assert_int_equal(cli("run", "--headless", "--preset", "nonesuch",
-	                     "--json", "-", NULL),
+	                    "mergescope report: --html -: \"-\" stands for "
+	                    "standard output only in export --out; give a "
+	                    "file name (./- for one named -)\n");
+	assert_int_equal(cli("fixture", "check", "--", "-", NULL),
 	                 MS_EXIT_USAGE);
-	assert_non_null(strstr(err_text, "mergescope run: --json -: \"-\" "
-	                                 "would be a file named -"));
+	assert_non_null(strstr(err_text, "give a directory name (./- for"));
+	/* --db=- as well; export --out - is standard output. */
+	assert_int_equal(cli("export", "--format", "csv", "--db=-", NULL),
+	                 MS_EXIT_USAGE);
+	assert_int_equal(cli("export", "--format", "csv", "--db",
+	                     "/nonexistent.db", "--out", "-", NULL),
+	                 MS_EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--db /nonexistent.db: "));
+	struct stat st;
 	assert_int_equal(stat("-", &st), -1);
+}
+
+/* --help and -h are found where an option may stand, as the parser reads
+ * the words: `export --filter -h` printed the help (exit 0) instead of
+ * filtering on "-h"; a value left out before --help is help. */
+static void
+test_help_where_an_option_stands(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("export", "--db", "/nonexistent.db", "--format",
+	                     "csv", "--filter", "-h", NULL),
+	                 MS_EXIT_ERROR);
+	assert_string_equal(out_text, "");
+	assert_non_null(strstr(err_text, "--db /nonexistent.db: "));
+	/* A value "-h", then a word no option: the parser's error. */
+	assert_int_equal(cli("clean", "--older-than", "-h", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_non_null(strstr(err_text, "--older-than \"-h\""));
+	assert_int_equal(cli("fixture", "build", "--preset", "nonesuch",
+	                     "--seed", "1", "--out", "-h", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	/* Where an option stands: help. */
+	assert_int_equal(cli("export", "--db", "--help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope export"));
+	assert_int_equal(cli("export", "--filter", "x", "-h", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope export"));
+	assert_int_equal(cli("fixture", "build", "--out", "d", "-h", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
+	assert_int_equal(cli("fixture", "check", "--help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
+	/* After "--", a word. */
+	assert_int_equal(cli("fixture", "check", "--", "-h", NULL),
+	                 MS_EXIT_ERROR);
+	assert_string_equal(out_text, "");
 }
 
 static void
@@ -1236,7 +1311,8 @@ main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_end_of_options),
-		cmocka_unit_test(test_dash_output_refused),
+		cmocka_unit_test(test_dash_one_rule),
+		cmocka_unit_test(test_help_where_an_option_stands),
 		cmocka_unit_test(test_counts_plain),
 		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),

@@ -809,9 +809,7 @@ ms__profile_note(const char *cmd, const char *profile, FILE *err)
 int
 ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
-	int rc = ms__out_not_stdout(a->cmd, "--json", a->json, err);
-	if (rc == 0)
-		rc = ms__run_check(a, cfg, err);
+	int rc = ms__run_check(a, cfg, err);
 	if (rc)
 		return rc;
 	ms__profile_note(a->cmd, a->profile, err);

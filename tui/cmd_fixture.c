@@ -155,10 +155,17 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 
 /* `check [--] DIR`: a word after "--" is the directory, whatever it
  * begins with; before it, a word that begins with '-' is an option,
- * which check has none of (--help is taken before). */
+ * which check has none of but --help. */
 static int
 cmd_check(int argc, char **argv, FILE *out, FILE *err)
 {
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			fputs(usage, out);
+			return 0;
+		}
+	}
 	bool ended = argc >= 3 && strcmp(argv[2], "--") == 0;
 	argc -= ended;
 	argv += ended;
@@ -170,9 +177,12 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 		                  : "");
 		return MS_EXIT_USAGE;
 	}
-	if (!argv[2][0]) {
-		fprintf(err, "mergescope fixture check: \"\": expected a "
-		             "directory name\n");
+	if (!argv[2][0] || strcmp(argv[2], "-") == 0) {
+		fprintf(err, "mergescope fixture check: %s\n",
+		        argv[2][0] ? "-: \"-\" stands for standard output "
+		                     "only in export --out; give a directory "
+		                     "name (./- for one named -)"
+		                   : "\"\": expected a directory name");
 		return MS_EXIT_USAGE;
 	}
 	char plugin[4200], dir[4096];

@@ -143,9 +143,6 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
 	const ms__opt *o = args->o;
 	int rc;
-	if ((rc = ms__out_not_stdout("report", "--html", o[MS__RP_HTML].value,
-	                             err)))
-		return rc;
 	if (o[MS__RP_COLLECT].count)
 		return collect(args, out, err);
 	if (!o[MS__RP_DB].count) {
