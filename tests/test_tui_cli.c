@@ -101,7 +101,7 @@ test_help_lists_every_option(void **state)
 	const ms_cmd *const cmds[] = { &ms_cmd_tui,        &ms_cmd_run,
 		                       &ms_cmd_export,     &ms_cmd_report,
 		                       &ms_cmd_merge_once, &ms_cmd_clean,
-		                       &ms_cmd_bench };
+		                       &ms_cmd_bench,      &ms_cmd_fixture };
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		const ms_cmd *c = cmds[i];
 		assert_int_equal(cli(c->name, "--help", NULL), 0);
@@ -113,6 +113,11 @@ test_help_lists_every_option(void **state)
 		 * clean said none) */
 		if (!strstr(out_text, "xit status"))
 			fail_msg("%s --help says no exit status", c->name);
+		/* and the usage error's (tui, report, merge-once and
+		 * fixture left it out) */
+		if (!strstr(out_text, "64 for a usage error") &&
+		    !strstr(out_text, "64 for a usage\nerror"))
+			fail_msg("%s --help does not say 64", c->name);
 	}
 	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));

@@ -46,6 +46,8 @@ static const char usage[] =
         "a check; it removes its scratch shard (exit status 128 + N).\n"
         "A DIR that begins with '-' follows \"--\", which ends the\n"
         "options.\n"
+        "Both: exit status 2 when a directory named cannot be used (not\n"
+        "a fixture, or where one cannot be written), 64 for a usage error.\n"
         "\n"
         "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
         "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"

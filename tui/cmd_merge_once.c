@@ -58,7 +58,7 @@ static const char usage[] =
         "evaluated whole). Exit status 1 when a variant's ledgers differ\n"
         "between repetitions or do not reconcile, or it disagrees with\n"
         "the oracle, 2 when the selection differs or the merge cannot\n"
-        "run. DIR is never modified.\n"
+        "run, 64 for a usage error. DIR is never modified.\n"
         "\n"
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
