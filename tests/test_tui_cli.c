@@ -548,6 +548,11 @@ test_errors_before_work(void **state)
 	snprintf(want, sizeof(want), "--frozen %s: not a directory", file);
 	if (!strstr(err_text, want))
 		fail_msg("said: %s", err_text);
+	/* and how to make one: with f in the TUI, or headless (it named
+	 * the TUI's key only). */
+	assert_non_null(strstr(err_text, "; expected a frozen merge directory "
+	                                 "(freeze one with f at a barrier in "
+	                                 "the TUI, or run --freeze-at SPEC)"));
 	unlink(file);
 	/* A directory of no runs, named by --collect as its other errors
 	 * are (it was "DIR: no runs"). */
