@@ -242,6 +242,12 @@ test_end_of_options(void **state)
 	assert_int_equal(cli("fixture", "check", "--", NULL), MS_EXIT_USAGE);
 	assert_int_equal(cli("fixture", "check", "--", "a", "b", NULL),
 	                 MS_EXIT_USAGE);
+	/* and says how many it got (it said only "expected one"). */
+	assert_string_equal(err_text, "mergescope fixture check: expected one "
+	                              "fixture directory, got 2 words\n");
+	/* "-" alone is said as such at once, not sent after "--" first. */
+	assert_int_equal(cli("fixture", "check", "-", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "check: -: \"-\" stands for"));
 }
 
 /* An output path near PATH_MAX whose error is cut around " [...] " (its
@@ -353,6 +359,17 @@ test_dash_one_rule(void **state)
 	assert_int_equal(cli("fixture", "check", "--", "-", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "give a directory name (./- for"));
+	/* Each value of a repeated option (the last one only was looked
+	 * at), and an empty one likewise. */
+	assert_int_equal(cli("report", "--collect", "-", "--collect",
+	                     "/nonexistent", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--collect -: \"-\" stands for"));
+	assert_int_equal(cli("report", "--collect", "", "--collect",
+	                     "/nonexistent", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--collect \"\": expected a "
+	                                 "directory name"));
 	/* --db=- as well; export --out - is standard output. */
 	assert_int_equal(cli("export", "--format", "csv", "--db=-", NULL),
 	                 MS_EXIT_USAGE);

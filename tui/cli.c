@@ -194,35 +194,32 @@ not_an_option(const ms_cmd *c, const char *a, bool operand, FILE *err)
 	return MS_EXIT_USAGE;
 }
 
-/* The FILE and DIR values, as written: an empty name is no file or
- * directory, in every command (it was refused only by `run` and `tui`,
- * and elsewhere came out as an error of the command's work, exit 2, or
- * was passed over for a required option missing); "-" is standard
- * output for export --out only (`dash`), and elsewhere was a file or
- * directory named "-" (`run --db -`) or one that does not exist. */
+/* A FILE or DIR value, as written, each one given (a repeated --collect
+ * too): an empty name is no file or directory, in every command (it was
+ * refused only by `run` and `tui`, and elsewhere came out as an error of
+ * the command's work, exit 2, or was passed over for a required option
+ * missing); "-" is standard output for export --out only (`dash`), and
+ * elsewhere was a file or directory named "-" (`run --db -`) or one that
+ * does not exist. */
 static int
-path_values(const ms_cmd *c, const ms__opt *opts, size_t nopts, FILE *err)
+path_value(const ms_cmd *c, const ms__opt *o, const char *val, FILE *err)
 {
-	for (size_t k = 0; k < nopts; k++) {
-		const ms__opt *e = &opts[k];
-		bool dir = e->arg && strcmp(e->arg, "DIR") == 0;
-		bool file = e->arg && strcmp(e->arg, "FILE") == 0;
-		if (!e->count || !(dir || file))
-			continue;
-		const char *what = dir ? "directory" : "file";
-		if (!e->value[0]) {
-			fprintf(err, "mergescope %s: %s \"\": expected a %s name\n",
-			        c->name, e->name, what);
-			return MS_EXIT_USAGE;
-		}
-		if (strcmp(e->value, "-") == 0 && !e->dash) {
-			fprintf(err,
-			        "mergescope %s: %s -: \"-\" stands for standard "
-			        "output only in export --out; give a %s name "
-			        "(./- for one named -)\n",
-			        c->name, e->name, what);
-			return MS_EXIT_USAGE;
-		}
+	bool dir = strcmp(o->arg, "DIR") == 0;
+	if (!dir && strcmp(o->arg, "FILE") != 0)
+		return 0;
+	const char *what = dir ? "directory" : "file";
+	if (!val[0]) {
+		fprintf(err, "mergescope %s: %s \"\": expected a %s name\n",
+		        c->name, o->name, what);
+		return MS_EXIT_USAGE;
+	}
+	if (strcmp(val, "-") == 0 && !o->dash) {
+		fprintf(err,
+		        "mergescope %s: %s -: \"-\" stands for standard "
+		        "output only in export --out; give a %s name (./- for "
+		        "one named -)\n",
+		        c->name, o->name, what);
+		return MS_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -285,12 +282,12 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 				        c->name, o->name);
 			return MS_EXIT_USAGE;
 		}
+		int rc = val ? path_value(c, o, val, err) : 0;
+		if (rc)
+			return rc;
 		o->count++;
 		o->value = val;
 	}
-	int rc = path_values(c, opts, nopts, err);
-	if (rc)
-		return rc;
 	for (size_t k = 0; k < nopts; k++) {
 		if (opts[k].required && opts[k].count == 0) {
 			fprintf(err,
