@@ -119,6 +119,12 @@ test_help_lists_every_option(void **state)
 		    !strstr(out_text, "64 for a usage\nerror"))
 			fail_msg("%s --help does not say 64", c->name);
 	}
+	/* `help --help` and `help -h`: the command list (they were an
+	 * unknown command "--help", exit 64). */
+	assert_int_equal(cli("help", "--help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
+	assert_int_equal(cli("help", "-h", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
 	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));
 }
