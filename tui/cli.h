@@ -357,6 +357,10 @@ void ms__supervise_created(void *arg, const char *what, const char *path);
  * extension dropped where even it would not fit. */
 void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
                     size_t name_max);
+/* What --preset takes, said the same by every command that has it:
+ * "expected day-1x, day-2x, smoke, or day-<N>x (N from 1 to 1000)" and a
+ * newline, on err. */
+void ms__say_presets(FILE *err);
 /* A --fixture DIR that did not open or check (rc, eb) said in one line on
  * err for command cmd; returns MS_EXIT_ERROR. */
 int ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,

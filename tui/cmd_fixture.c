@@ -325,14 +325,9 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		if (strlen(v) >= sizeof(r->preset) ||
 		    !(ms_fixture_preset_units(v) > 0)) {
 			fprintf(err,
-			        "mergescope fixture build: --preset \"%s\": "
-			        "expected",
+			        "mergescope fixture build: --preset \"%s\": ",
 			        v);
-			for (const char *const *p = ms_fixture_presets(); *p;
-			     p++)
-				fprintf(err, " %s,", *p);
-			fprintf(err, " or day-<N>x for N from 1 to %u\n",
-			        MS_FIXTURE_SCALE_MAX);
+			ms__say_presets(err);
 			return MS_EXIT_USAGE;
 		}
 		snprintf(r->preset, sizeof(r->preset), "%s", v);
