@@ -1663,8 +1663,18 @@ test_usage(void **state)
 	assert_non_null(strstr(err, "--emit \"make\""));
 	const char *full[] = { "bench", "--variants", "disabled",
 		               "--out", series,       NULL };
-	assert_int_equal(run(full, false), 64);
+	/* What the named directory turns out to be is the work's error, as
+	 * in every command (export --out DIR): it exited 64. */
+	assert_int_equal(run(full, false), 2);
 	assert_non_null(strstr(err, "not empty"));
+	/* A file there: said as such, not as mkdir's "Not a directory". */
+	char file[PATH_MAX];
+	db_of(file, sizeof(file), series, 0, 0, "disabled");
+	const char *onfile[] = { "bench", "--variants", "disabled",
+		                 "--out", file,         NULL };
+	assert_int_equal(run(onfile, false), 2);
+	assert_non_null(strstr(err, ": not a directory (a series directory "
+	                            "must be new or empty)"));
 	/* An empty item is named, wherever it is. */
 	const char *gap[] = { "bench", "--variants", "disabled,,skywalking",
 		              NULL };

@@ -885,7 +885,9 @@ test_bad_input(void **state)
 	                 64);
 	assert_one_line();
 	assert_non_null(strstr(err_text, "day-1001x"));
-	assert_non_null(strstr(err_text, "or day-<N>x (N from 1 to 1000)"));
+	assert_non_null(strstr(err_text, "--preset \"day-1001x\": expected "
+	                                 "day-1x, day-2x, smoke, or day-<N>x "
+	                                 "(N from 1 to 1000)\n"));
 
 	/* Bad profile and grace policy. */
 	assert_int_equal(cli("run", "--headless", "--fixture", fixture_dir,

@@ -101,7 +101,7 @@ test_help_lists_every_option(void **state)
 	const ms_cmd *const cmds[] = { &ms_cmd_tui,        &ms_cmd_run,
 		                       &ms_cmd_export,     &ms_cmd_report,
 		                       &ms_cmd_merge_once, &ms_cmd_clean,
-		                       &ms_cmd_bench };
+		                       &ms_cmd_bench,      &ms_cmd_fixture };
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		const ms_cmd *c = cmds[i];
 		assert_int_equal(cli(c->name, "--help", NULL), 0);
@@ -113,7 +113,18 @@ test_help_lists_every_option(void **state)
 		 * clean said none) */
 		if (!strstr(out_text, "xit status"))
 			fail_msg("%s --help says no exit status", c->name);
+		/* and the usage error's (tui, report, merge-once and
+		 * fixture left it out) */
+		if (!strstr(out_text, "64 for a usage error") &&
+		    !strstr(out_text, "64 for a usage\nerror"))
+			fail_msg("%s --help does not say 64", c->name);
 	}
+	/* `help --help` and `help -h`: the command list (they were an
+	 * unknown command "--help", exit 64). */
+	assert_int_equal(cli("help", "--help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
+	assert_int_equal(cli("help", "-h", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
 	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));
 }
@@ -237,6 +248,12 @@ test_end_of_options(void **state)
 	assert_int_equal(cli("fixture", "check", "--", NULL), MS_EXIT_USAGE);
 	assert_int_equal(cli("fixture", "check", "--", "a", "b", NULL),
 	                 MS_EXIT_USAGE);
+	/* and says how many it got (it said only "expected one"). */
+	assert_string_equal(err_text, "mergescope fixture check: expected one "
+	                              "fixture directory, got 2 words\n");
+	/* "-" alone is said as such at once, not sent after "--" first. */
+	assert_int_equal(cli("fixture", "check", "-", NULL), MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "check: -: \"-\" stands for"));
 }
 
 /* An output path near PATH_MAX whose error is cut around " [...] " (its
@@ -295,29 +312,115 @@ test_counts_plain(void **state)
 	assert_false(ms__parse_count("18446744073709551617", 1, 1000, &n));
 }
 
-/* "-" for report --html or run --json: export --out takes it for
- * standard output; these wrote a file named "-" in the working
- * directory (beside the text report on standard output). Refused. */
+/* "-" is standard output for export --out only: `run --db -` and `tui
+ * --db -` made a database named "-" in the working directory, and every
+ * other file or directory option looked for one (exit 2), while report
+ * --html and run --json refused it. One rule, in the parser, naming the
+ * option. */
 static void
-test_dash_output_refused(void **state)
+test_dash_one_rule(void **state)
 {
 	(void)state;
-	struct stat st;
+	static const char *const argv[][9] = {
+		{ "run", "--headless", "--preset", "nonesuch", "--db", "-" },
+		{ "tui", "--preset", "nonesuch", "--db", "-" },
+		{ "run", "--headless", "--preset", "nonesuch", "--json", "-" },
+		{ "run", "--headless", "--preset", "nonesuch", "--work-dir",
+		  "-" },
+		{ "run", "--headless", "--fixture", "-" },
+		{ "export", "--format", "csv", "--db", "-" },
+		{ "report", "--db", "/nonexistent.db", "--html", "-" },
+		{ "report", "--db", "/nonexistent.db", "--vs", "-" },
+		{ "report", "--collect", "-" },
+		{ "merge-once", "--variant", "nosuch", "--frozen", "-" },
+		{ "fixture", "build", "--preset", "nonesuch", "--seed", "1",
+		  "--out", "-" },
+		{ "bench", "--variants", "nosuch", "--out", "-" },
+		{ "bench", "--variants", "nosuch", "--fixture", "-" },
+		{ "bench", "--collect", "-" },
+	};
+	char want[160];
+	for (size_t i = 0; i < sizeof(argv) / sizeof(argv[0]); i++) {
+		const char *const *a = argv[i];
+		size_t n = 0;
+		while (a[n])
+			n++;
+		int rc = cli(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+		             a[8], NULL);
+		snprintf(want, sizeof(want),
+		         ": %s -: \"-\" stands for standard output only in "
+		         "export --out; give a ",
+		         a[n - 2]);
+		if (rc != MS_EXIT_USAGE || !strstr(err_text, want))
+			fail_msg("%s %s %s: exit %d: %s", a[0], a[n - 2],
+			         a[n - 1], rc, err_text);
+	}
 	assert_int_equal(cli("report", "--db", "/nonexistent.db", "--html",
 	                     "-", NULL),
 	                 MS_EXIT_USAGE);
 	assert_string_equal(err_text,
-	                    "mergescope report: --html -: \"-\" would be a "
-	                    "file named -, not standard output, which holds "
-	                    "the text report (only export --out - writes "
-	                    "there); give a file name (./- for one named -)"
-	                    "\n");
-	assert_int_equal(cli("run", "--headless", "--preset", "nonesuch",
-	                     "--json", "-", NULL),
+	                    "mergescope report: --html -: \"-\" stands for "
+	                    "standard output only in export --out; give a "
+	                    "file name (./- for one named -)\n");
+	assert_int_equal(cli("fixture", "check", "--", "-", NULL),
 	                 MS_EXIT_USAGE);
-	assert_non_null(strstr(err_text, "mergescope run: --json -: \"-\" "
-	                                 "would be a file named -"));
+	assert_non_null(strstr(err_text, "give a directory name (./- for"));
+	/* Each value of a repeated option (the last one only was looked
+	 * at), and an empty one likewise. */
+	assert_int_equal(cli("report", "--collect", "-", "--collect",
+	                     "/nonexistent", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--collect -: \"-\" stands for"));
+	assert_int_equal(cli("report", "--collect", "", "--collect",
+	                     "/nonexistent", NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--collect \"\": expected a "
+	                                 "directory name"));
+	/* --db=- as well; export --out - is standard output. */
+	assert_int_equal(cli("export", "--format", "csv", "--db=-", NULL),
+	                 MS_EXIT_USAGE);
+	assert_int_equal(cli("export", "--format", "csv", "--db",
+	                     "/nonexistent.db", "--out", "-", NULL),
+	                 MS_EXIT_ERROR);
+	assert_non_null(strstr(err_text, "--db /nonexistent.db: "));
+	struct stat st;
 	assert_int_equal(stat("-", &st), -1);
+}
+
+/* --help and -h are found where an option may stand, as the parser reads
+ * the words: `export --filter -h` printed the help (exit 0) instead of
+ * filtering on "-h"; a value left out before --help is help. */
+static void
+test_help_where_an_option_stands(void **state)
+{
+	(void)state;
+	assert_int_equal(cli("export", "--db", "/nonexistent.db", "--format",
+	                     "csv", "--filter", "-h", NULL),
+	                 MS_EXIT_ERROR);
+	assert_string_equal(out_text, "");
+	assert_non_null(strstr(err_text, "--db /nonexistent.db: "));
+	/* A value "-h", then a word no option: the parser's error. */
+	assert_int_equal(cli("clean", "--older-than", "-h", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_non_null(strstr(err_text, "--older-than \"-h\""));
+	assert_int_equal(cli("fixture", "build", "--preset", "nonesuch",
+	                     "--seed", "1", "--out", "-h", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	/* Where an option stands: help. */
+	assert_int_equal(cli("export", "--db", "--help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope export"));
+	assert_int_equal(cli("export", "--filter", "x", "-h", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope export"));
+	assert_int_equal(cli("fixture", "build", "--out", "d", "-h", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
+	assert_int_equal(cli("fixture", "check", "--help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
+	/* After "--", a word. */
+	assert_int_equal(cli("fixture", "check", "--", "-h", NULL),
+	                 MS_EXIT_ERROR);
+	assert_string_equal(out_text, "");
 }
 
 static void
@@ -468,6 +571,11 @@ test_errors_before_work(void **state)
 	snprintf(want, sizeof(want), "--frozen %s: not a directory", file);
 	if (!strstr(err_text, want))
 		fail_msg("said: %s", err_text);
+	/* and how to make one: with f in the TUI, or headless (it named
+	 * the TUI's key only). */
+	assert_non_null(strstr(err_text, "; expected a frozen merge directory "
+	                                 "(freeze one with f at a barrier in "
+	                                 "the TUI, or run --freeze-at SPEC)"));
 	unlink(file);
 	/* A directory of no runs, named by --collect as its other errors
 	 * are (it was "DIR: no runs"). */
@@ -1236,7 +1344,8 @@ main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_end_of_options),
-		cmocka_unit_test(test_dash_output_refused),
+		cmocka_unit_test(test_dash_one_rule),
+		cmocka_unit_test(test_help_where_an_option_stands),
 		cmocka_unit_test(test_counts_plain),
 		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),

@@ -48,22 +48,10 @@ usage(FILE *out)
 	             "`mergescope --version`\nsays which build this is. "
 	             "An option a command does not take, or a value\nit "
 	             "does not accept, exits 64 before anything runs, "
-	             "naming it; \"--\" ends\nthe options.\n");
-}
-
-bool
-ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0) {
-			fputs(c->usage, out);
-			return true;
-		}
-	}
-	return false;
+	             "naming it; a file\nor directory named that is "
+	             "missing or not of the kind expected exits 2.\n"
+	             "\"--\" ends the options; \"-\" is standard output "
+	             "for export --out only.\n");
 }
 
 int
@@ -140,6 +128,49 @@ is_end_of_options(const char *a)
 	return strcmp(a, "--") == 0;
 }
 
+/* --help or -h, where an option may stand. */
+static bool
+is_help(const char *a)
+{
+	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* Is a a word the parser reads as an option, not as the value of the
+ * option before it: one of the command's options or --help (`export
+ * --db --help` asks for help; it never names a database "--help"). */
+static bool
+is_option_word(const ms__opt *opts, size_t nopts, const char *a)
+{
+	return is_option_of(opts, nopts, a) || strcmp(a, "--help") == 0 ||
+	       is_end_of_options(a);
+}
+
+/* --help and -h are found where an option may stand, walking argv as
+ * the parser does: not after "--", and never as an option's value
+ * (`export --filter -h` filters on "-h"). A command without an option
+ * table (its own parser, `fixture`) is asked for help by its first word
+ * only. */
+bool
+ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out)
+{
+	for (int i = 1; i < argc && !is_end_of_options(argv[i]); i++) {
+		const char *a = argv[i];
+		if (is_help(a)) {
+			fputs(c->usage, out);
+			return true;
+		}
+		if (!c->opts)
+			return false;
+		size_t alen;
+		ptrdiff_t k = find_opt(c->opts, c->nopts, a, &alen);
+		if (k >= 0 && c->opts[k].arg && a[alen] != '=' &&
+		    i + 1 < argc &&
+		    !is_option_word(c->opts, c->nopts, argv[i + 1]))
+			i++;
+	}
+	return false;
+}
+
 static void
 value_is_option(const ms_cmd *c, const ms__opt *o, const char *next, FILE *err)
 {
@@ -161,6 +192,36 @@ not_an_option(const ms_cmd *c, const char *a, bool operand, FILE *err)
 	        c->name, word ? "unexpected argument" : "unknown option", a,
 	        word ? ": the command takes options only" : "", c->name);
 	return MS_EXIT_USAGE;
+}
+
+/* A FILE or DIR value, as written, each one given (a repeated --collect
+ * too): an empty name is no file or directory, in every command (it was
+ * refused only by `run` and `tui`, and elsewhere came out as an error of
+ * the command's work, exit 2, or was passed over for a required option
+ * missing); "-" is standard output for export --out only (`dash`), and
+ * elsewhere was a file or directory named "-" (`run --db -`) or one that
+ * does not exist. */
+static int
+path_value(const ms_cmd *c, const ms__opt *o, const char *val, FILE *err)
+{
+	bool dir = strcmp(o->arg, "DIR") == 0;
+	if (!dir && strcmp(o->arg, "FILE") != 0)
+		return 0;
+	const char *what = dir ? "directory" : "file";
+	if (!val[0]) {
+		fprintf(err, "mergescope %s: %s \"\": expected a %s name\n",
+		        c->name, o->name, what);
+		return MS_EXIT_USAGE;
+	}
+	if (strcmp(val, "-") == 0 && !o->dash) {
+		fprintf(err,
+		        "mergescope %s: %s -: \"-\" stands for standard "
+		        "output only in export --out; give a %s name (./- for "
+		        "one named -)\n",
+		        c->name, o->name, what);
+		return MS_EXIT_USAGE;
+	}
+	return 0;
 }
 
 int
@@ -202,8 +263,7 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 				        c->name, o->name, o->arg);
 				return MS_EXIT_USAGE;
 			}
-			if (is_option_of(opts, nopts, argv[i + 1]) ||
-			    is_end_of_options(argv[i + 1])) {
+			if (is_option_word(opts, nopts, argv[i + 1])) {
 				value_is_option(c, o, argv[i + 1], err);
 				return MS_EXIT_USAGE;
 			}
@@ -222,23 +282,11 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 				        c->name, o->name);
 			return MS_EXIT_USAGE;
 		}
+		int rc = val ? path_value(c, o, val, err) : 0;
+		if (rc)
+			return rc;
 		o->count++;
 		o->value = val;
-	}
-	/* An empty name is no file or directory, in every command: it was
-	 * refused only by `run` and `tui`, and elsewhere came out as an
-	 * error of the command's work (exit 2) or was passed over for a
-	 * required option missing. */
-	for (size_t k = 0; k < nopts; k++) {
-		const ms__opt *e = &opts[k];
-		bool dir = e->arg && strcmp(e->arg, "DIR") == 0;
-		bool file = e->arg && strcmp(e->arg, "FILE") == 0;
-		if (e->count && (dir || file) && !e->value[0]) {
-			fprintf(err,
-			        "mergescope %s: %s \"\": expected a %s name\n",
-			        c->name, e->name, dir ? "directory" : "file");
-			return MS_EXIT_USAGE;
-		}
 	}
 	for (size_t k = 0; k < nopts; k++) {
 		if (opts[k].required && opts[k].count == 0) {
@@ -254,21 +302,6 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		}
 	}
 	return 0;
-}
-
-int
-ms__out_not_stdout(const char *cmd, const char *opt, const char *path,
-                   FILE *err)
-{
-	if (!path || strcmp(path, "-") != 0)
-		return 0;
-	fprintf(err,
-	        "mergescope %s: %s -: \"-\" would be a file named -, not "
-	        "standard output, which holds the text report (only export "
-	        "--out - writes there); give a file name (./- for one named "
-	        "-)\n",
-	        cmd, opt);
-	return MS_EXIT_USAGE;
 }
 
 bool
@@ -373,7 +406,8 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 	/* `help COMMAND`: its --help; a command there is not is refused as
 	 * below (it printed the command list, exit 0). */
 	bool help = strcmp(argv[1], "help") == 0;
-	if (help && argc < 3) {
+	/* `help --help` is help too (it was an unknown command "--help"). */
+	if (help && (argc < 3 || is_help(argv[2]))) {
 		usage(out);
 		return 0;
 	}

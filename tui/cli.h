@@ -20,6 +20,8 @@
 
 /* One option of a command. `arg` names the value ("DIR") or is NULL for
  * a flag; `choices` ("a|b|c"), when set, are the only values accepted.
+ * A FILE or DIR value "-" is refused unless `dash` (export --out: "-"
+ * is standard output).
  * After parsing, `count` says how often it was given and `value` holds
  * the last value (borrowed from argv). */
 typedef struct ms__opt {
@@ -28,6 +30,7 @@ typedef struct ms__opt {
 	const char *choices;
 	bool required;
 	bool repeat;
+	bool dash;
 	int count;
 	const char *value;
 } ms__opt;
@@ -51,17 +54,11 @@ typedef struct ms__cmd_args {
 int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
 /* Parse argv[1..argc) against opts ("--x V" and "--x=V"): unknown options,
  * missing values, values given to flags, options given twice, an empty
- * FILE or DIR value, required options missing and values outside their
+ * FILE or DIR value or "-" (but where `dash`), required options missing and values outside their
  * choices. Returns 0, or
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
-/* An output file option (report --html, run --json) given "-": export's
- * --out takes it for standard output, these wrote a file named "-" in
- * the working directory, beside a text report on standard output. One
- * line on err and MS_EXIT_USAGE; 0 for any other path (or NULL). */
-int ms__out_not_stdout(const char *cmd, const char *opt, const char *path,
-                       FILE *err);
 /* A count as every option that takes one reads it: digits only, no
  * sign, space or leading zero, from lo to hi (hi < ULONG_MAX / 10), into
  * *out; false (nothing written) otherwise (strtol took "+5" and " 5"). */
@@ -360,6 +357,10 @@ void ms__supervise_created(void *arg, const char *what, const char *path);
  * extension dropped where even it would not fit. */
 void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
                     size_t name_max);
+/* What --preset takes, said the same by every command that has it:
+ * "expected day-1x, day-2x, smoke, or day-<N>x (N from 1 to 1000)" and a
+ * newline, on err. */
+void ms__say_presets(FILE *err);
 /* A --fixture DIR that did not open or check (rc, eb) said in one line on
  * err for command cmd; returns MS_EXIT_ERROR. */
 int ms__say_fixture_error(FILE *err, const char *cmd, const char *dir, int rc,

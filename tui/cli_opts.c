@@ -70,7 +70,8 @@ const ms__opt ms__export_opts[MS__EX_COUNT] = {
 	                    .arg = "jsonl|csv|chrome",
 	                    .choices = "jsonl|csv|chrome",
 	                    .required = true },
-	[MS__EX_OUT] = OPT("--out", "FILE", false, false),
+	/* "-": standard output. */
+	[MS__EX_OUT] = { .name = "--out", .arg = "FILE", .dash = true },
 	[MS__EX_FILTER] = OPT("--filter", "TEXT", false, false),
 	[MS__EX_FORCE] = OPT("--force", NULL, false, false),
 };

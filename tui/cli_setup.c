@@ -388,6 +388,15 @@ check_variant(const ms__run_args *a, const char *spec, const char *plugin_dir,
 	return 0;
 }
 
+void
+ms__say_presets(FILE *err)
+{
+	fputs("expected ", err);
+	for (const char *const *n = ms_fixture_presets(); *n; n++)
+		fprintf(err, "%s, ", *n);
+	fprintf(err, "or day-<N>x (N from 1 to %u)\n", MS_FIXTURE_SCALE_MAX);
+}
+
 static bool
 known_preset(const char *p)
 {
@@ -762,14 +771,9 @@ ms__run_check(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 		const char *p =
 		        a->preset ? a->preset : MS_FIXTURE_DEFAULT_PRESET;
 		if (!known_preset(p)) {
-			fprintf(err,
-			        "mergescope %s: --preset \"%s\": expected one "
-			        "of",
+			fprintf(err, "mergescope %s: --preset \"%s\": ",
 			        a->cmd, p);
-			for (const char *const *n = ms_fixture_presets(); *n;
-			     n++)
-				fprintf(err, " %s", *n);
-			fprintf(err, " or day-<N>x (N from 1 to 1000)\n");
+			ms__say_presets(err);
 			return MS_EXIT_USAGE;
 		}
 		snprintf(cfg->preset, sizeof(cfg->preset), "%s", p);
@@ -809,9 +813,7 @@ ms__profile_note(const char *cmd, const char *profile, FILE *err)
 int
 ms__run_prepare(const ms__run_args *a, ms__run_cfg *cfg, FILE *err)
 {
-	int rc = ms__out_not_stdout(a->cmd, "--json", a->json, err);
-	if (rc == 0)
-		rc = ms__run_check(a, cfg, err);
+	int rc = ms__run_check(a, cfg, err);
 	if (rc)
 		return rc;
 	ms__profile_note(a->cmd, a->profile, err);

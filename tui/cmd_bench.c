@@ -550,6 +550,12 @@ series_dir(const char *dir, FILE *err)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s", dir);
+	struct stat st;
+	if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+		return fail(err, MS_EXIT_ERROR,
+		            "--out %s: not a directory (a series directory "
+		            "must be new or empty)%s",
+		            p, "");
 	ms_errbuf eb;
 	if (ms_fs_mkdir_p(p, 0755, &eb) != 0)
 		return fail(err, MS_EXIT_ERROR, "--out %s%s", eb.msg, "");
@@ -563,8 +569,10 @@ series_dir(const char *dir, FILE *err)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			empty = false;
 	closedir(d);
+	/* What a named path turns out to be is the work's error (exit 2),
+	 * as in every command: export --out DIR, run --db DIR. */
 	if (!empty)
-		return fail(err, MS_EXIT_USAGE,
+		return fail(err, MS_EXIT_ERROR,
 		            "--out %s: not empty (a series directory must be "
 		            "new or empty)%s",
 		            p, "");

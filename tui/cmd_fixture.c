@@ -46,6 +46,8 @@ static const char usage[] =
         "a check; it removes its scratch shard (exit status 128 + N).\n"
         "A DIR that begins with '-' follows \"--\", which ends the\n"
         "options.\n"
+        "Both: exit status 2 when a directory named cannot be used (not\n"
+        "a fixture, or where one cannot be written), 64 for a usage error.\n"
         "\n"
         "  --preset P    smoke, day-1x, day-2x (or day-<N>x)\n"
         "  --scale N     day-<N>x: N times day-1x's traces and rows,\n"
@@ -153,28 +155,49 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 	return rc == MS_ERR_STATE || rc == MS_ERR_CORRUPT ? 1 : MS_EXIT_ERROR;
 }
 
-/* `check [--] DIR`: a word after "--" is the directory, whatever it
- * begins with; before it, a word that begins with '-' is an option,
- * which check has none of (--help is taken before). */
+/* `check [--] DIR`'s words after "check" (argv[2..]): a word after "--"
+ * is the directory, whatever it begins with; before it, a word that
+ * begins with '-' is an option, which check has none of but --help
+ * (-1: printed). 0 with *dir set, or MS_EXIT_USAGE after one line. */
+static int
+check_words(int argc, char **argv, const char **dir, FILE *out, FILE *err)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			fputs(usage, out);
+			return -1;
+		}
+	}
+	bool ended = argc >= 3 && strcmp(argv[2], "--") == 0;
+	int n = argc - 2 - ended;
+	*dir = n == 1 ? argv[argc - 1] : NULL;
+	if (*dir && (!(*dir)[0] || strcmp(*dir, "-") == 0)) {
+		fprintf(err, "mergescope fixture check: %s\n",
+		        (*dir)[0] ? "-: \"-\" stands for standard output "
+		                    "only in export --out; give a directory "
+		                    "name (./- for one named -)"
+		                  : "\"\": expected a directory name");
+		return MS_EXIT_USAGE;
+	}
+	if (n == 1 && (ended || (*dir)[0] != '-'))
+		return 0;
+	fprintf(err, "mergescope fixture check: expected one fixture directory");
+	if (n == 1)
+		fprintf(err, " (one that begins with '-' is written after "
+		             "\"--\")\n");
+	else
+		fprintf(err, ", got %d words\n", n);
+	return MS_EXIT_USAGE;
+}
+
 static int
 cmd_check(int argc, char **argv, FILE *out, FILE *err)
 {
-	bool ended = argc >= 3 && strcmp(argv[2], "--") == 0;
-	argc -= ended;
-	argv += ended;
-	if (argc != 3 || (!ended && argv[2][0] == '-')) {
-		fprintf(err, "mergescope fixture check: expected one fixture "
-		             "directory%s\n",
-		        argc == 3 ? " (one that begins with '-' is written "
-		                    "after \"--\")"
-		                  : "");
-		return MS_EXIT_USAGE;
-	}
-	if (!argv[2][0]) {
-		fprintf(err, "mergescope fixture check: \"\": expected a "
-		             "directory name\n");
-		return MS_EXIT_USAGE;
-	}
+	const char *fixture;
+	int w = check_words(argc, argv, &fixture, out, err);
+	if (w)
+		return w < 0 ? 0 : w;
 	char plugin[4200], dir[4096];
 	ms__plugin_dir(dir, sizeof(dir));
 	snprintf(plugin, sizeof(plugin), "%s/skywalking.so", dir);
@@ -190,11 +213,11 @@ cmd_check(int argc, char **argv, FILE *out, FILE *err)
 		                     .stop = &stop_signal };
 	struct sigaction old[3];
 	catch_stops(old);
-	int rc = ms_fixture_check_with(argv[2], &co, rep, &eb);
+	int rc = ms_fixture_check_with(fixture, &co, rep, &eb);
 	release_stops(old);
 	ms__progress_end(&pc.p);
 	char head[4200];
-	snprintf(head, sizeof(head), "fixture check %s", argv[2]);
+	snprintf(head, sizeof(head), "fixture check %s", fixture);
 	int sig = stopped_by_signal(rc, err, head,
 	                            "the fixture was not judged (its "
 	                            "scratch shard is removed)");
@@ -302,14 +325,9 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		if (strlen(v) >= sizeof(r->preset) ||
 		    !(ms_fixture_preset_units(v) > 0)) {
 			fprintf(err,
-			        "mergescope fixture build: --preset \"%s\": "
-			        "expected",
+			        "mergescope fixture build: --preset \"%s\": ",
 			        v);
-			for (const char *const *p = ms_fixture_presets(); *p;
-			     p++)
-				fprintf(err, " %s,", *p);
-			fprintf(err, " or day-<N>x for N from 1 to %u\n",
-			        MS_FIXTURE_SCALE_MAX);
+			ms__say_presets(err);
 			return MS_EXIT_USAGE;
 		}
 		snprintf(r->preset, sizeof(r->preset), "%s", v);

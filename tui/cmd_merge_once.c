@@ -58,7 +58,7 @@ static const char usage[] =
         "evaluated whole). Exit status 1 when a variant's ledgers differ\n"
         "between repetitions or do not reconcile, or it disagrees with\n"
         "the oracle, 2 when the selection differs or the merge cannot\n"
-        "run. DIR is never modified.\n"
+        "run, 64 for a usage error. DIR is never modified.\n"
         "\n"
         "  --frozen DIR        a shard frozen at a barrier\n"
         "  --variant V         disabled, alwayskeep, detdrop:PCT, skywalking\n"
@@ -251,8 +251,9 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	int se = stat(o[MS__MO_FROZEN].value, &st) < 0 ? errno : 0;
 	if (se || !S_ISDIR(st.st_mode)) {
 		fprintf(err,
-		        "mergescope merge-once: --frozen %s: %s (freeze one "
-		        "with f at a barrier in the TUI)\n",
+		        "mergescope merge-once: --frozen %s: %s; expected a "
+		        "frozen merge directory (freeze one with f at a "
+		        "barrier in the TUI, or run --freeze-at SPEC)\n",
 		        o[MS__MO_FROZEN].value,
 		        se ? strerror(se) : "not a directory");
 		return MS_EXIT_ERROR;

@@ -27,7 +27,9 @@ static const char usage[] =
         "an alwayskeep run, checks that their selection fingerprints and\n"
         "logical outputs are identical. Exit status 1 when a gate failed or\n"
         "that check failed, or when a run did not finish (killed, aborted,\n"
-        "failed: its gates were never checked; --vs then prints no deltas).\n"
+        "failed: its gates were never checked; --vs then prints no deltas),\n"
+        "2 when a database or series cannot be read or --html\n"
+        "written, 64 for a usage error.\n"
         "\n"
         "  --db FILE    the event database of a run\n"
         "  --vs FILE    another run to compare against\n"
@@ -143,9 +145,6 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
 	const ms__opt *o = args->o;
 	int rc;
-	if ((rc = ms__out_not_stdout("report", "--html", o[MS__RP_HTML].value,
-	                             err)))
-		return rc;
 	if (o[MS__RP_COLLECT].count)
 		return collect(args, out, err);
 	if (!o[MS__RP_DB].count) {

@@ -595,7 +595,9 @@ extern const ms_cmd ms_cmd_bench;
 /* Exit status of a usage error. */
 #define MS_EXIT_USAGE 64
 
-/* Shared by commands: is argv[i] "--help"/"-h"? Prints usage if so. */
+/* Does argv ask c for help: "--help" or "-h" where an option may stand
+ * (before "--", not an option's value; for a command without an option
+ * table, its first word)? Prints c's usage on out if so. */
 bool ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out);
 /* "mergescope NAME: LAYER is not built yet ..." and MS_EXIT_NOT_BUILT. */
 int ms__cmd_not_built(const ms_cmd *c, const char *layer, FILE *err);
