@@ -412,6 +412,13 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 		return 0;
 	}
 	const char *name = argv[help ? 2 : 1];
+	/* `help COMMAND` takes one word (`help run extra` gave run's help). */
+	if (help && argc > 3) {
+		fprintf(err, "mergescope help: unexpected argument \"%s\": "
+		             "help takes one command (mergescope help COMMAND)\n",
+		        argv[3]);
+		return MS_EXIT_USAGE;
+	}
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(name, commands[i]->name) != 0)
 			continue;
