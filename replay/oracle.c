@@ -360,6 +360,36 @@ evaluate(size_t ntr, const oread *rd, ms_chain *chain, ms_mem *mem,
 	return rc;
 }
 
+/* o->held changed by d bytes (o->held_peak follows). */
+static void
+held_add(ms__oracle *o, size_t d)
+{
+	o->held += d;
+	if (o->held > o->held_peak)
+		o->held_peak = o->held;
+}
+
+static void
+held_sub(ms__oracle *o, size_t d)
+{
+	o->held -= d < o->held ? d : o->held;
+}
+
+/* The bytes rd's rows take (their columns, or whole rows and copies). */
+static size_t
+rows_held(const oread *rd)
+{
+	return rd->ccap * sizeof(*rd->c) + rd->fullcap * sizeof(*rd->full) +
+	       (rd->whole ? (size_t)rd->arena.cap_bytes : 0);
+}
+
+/* The bytes rd's blocks and the IDs in ids take. */
+static size_t
+blocks_held(const oread *rd, const ms__idpool *ids)
+{
+	return rd->fcap * sizeof(*rd->f) + ids->ch.n * MS__IDPOOL_CHUNK;
+}
+
 static int
 cmp_key(const void *a, const void *b)
 {
@@ -379,10 +409,13 @@ cmp_frag_key(const void *a, const void *b)
 static int
 order_by_key(ms__oracle *o)
 {
-	if (ms__big_sort(o->ent, o->nent, sizeof(*o->ent), cmp_key))
+	size_t scratch = o->nent * sizeof(*o->ent);
+	held_add(o, scratch);
+	int rc = ms__big_sort(o->ent, o->nent, sizeof(*o->ent), cmp_key);
+	held_sub(o, scratch);
+	if (rc)
 		return oom_why(o->why, sizeof(o->why),
-		               "oracle: ", "sorting its table",
-		               o->nent * sizeof(*o->ent));
+		               "oracle: ", "sorting its table", scratch);
 	return 0;
 }
 
@@ -429,19 +462,77 @@ note_links(ms__oracle *o, const ms_chain *chain)
 		         "%s", ms_plugin_checksum(ms_chain_plugin(chain, i)));
 }
 
+/* Merge the sorted runs src[lo, mid) and src[mid, hi) of indices of f
+ * into dst[lo, hi), by the blocks they index (cmp_ofrag). */
+static void
+merge_ix(const ofrag *f, const uint32_t *src, uint32_t *dst, size_t lo,
+         size_t mid, size_t hi)
+{
+	size_t i = lo, j = mid, k = lo;
+	while (i < mid && j < hi)
+		dst[k++] = cmp_ofrag(&f[src[j]], &f[src[i]]) < 0 ? src[j++]
+		                                                 : src[i++];
+	while (i < mid)
+		dst[k++] = src[i++];
+	while (j < hi)
+		dst[k++] = src[j++];
+}
+
+/* Put f[ix[p]] at f[p] for every p, in place (ix is then 0, 1, ...). */
+static void
+permute(ofrag *f, uint32_t *ix, size_t n)
+{
+	for (size_t s = 0; s < n; s++) {
+		if (ix[s] == s)
+			continue;
+		ofrag t = f[s];
+		size_t p = s;
+		for (;;) {
+			size_t q = ix[p];
+			ix[p] = (uint32_t)p;
+			if (q == s) {
+				f[p] = t;
+				break;
+			}
+			f[p] = f[q];
+			p = q;
+		}
+	}
+}
+
 /* The blocks of rd in ID order (a trace's in read order); the number of
- * traces into *ntr. */
+ * traces into *ntr. What is sorted is their indices (a merge sort), then
+ * the blocks are moved in place: a copy of the day's blocks for the sort
+ * would be the oracle's peak, and with it the run's on a large day. */
 static int
 sort_blocks(ms__oracle *o, oread *rd, size_t *ntr)
 {
-	if (ms__big_sort(rd->f, rd->nf, sizeof(*rd->f), cmp_ofrag))
+	size_t n = rd->nf, bytes = 2 * (n ? n : 1) * sizeof(uint32_t);
+	uint32_t *ix = n > UINT32_MAX ? NULL : ms__big_alloc(bytes);
+	if (!ix)
 		return oom_why(o->why, sizeof(o->why),
-		               "oracle: ", "sorting the day's blocks",
-		               rd->nf * sizeof(*rd->f));
-	size_t n = 0;
-	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i))
-		n++;
-	*ntr = n;
+		               "oracle: ", "sorting the day's blocks", bytes);
+	held_add(o, bytes);
+	uint32_t *src = ix, *dst = ix + n;
+	for (size_t i = 0; i < n; i++)
+		ix[i] = (uint32_t)i;
+	for (size_t w = 1; w < n; w = w > n / 2 ? n : w * 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = n - lo > w ? lo + w : n;
+			size_t hi = n - mid > w ? mid + w : n;
+			merge_ix(rd->f, src, dst, lo, mid, hi);
+		}
+		uint32_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	permute(rd->f, src, n);
+	ms__big_free(ix, bytes);
+	held_sub(o, bytes);
+	size_t t = 0;
+	for (size_t i = 0; i < n; i = trace_end(rd, i))
+		t++;
+	*ntr = t;
 	return 0;
 }
 
@@ -456,6 +547,7 @@ check_keys(ms__oracle *o, const oread *rd, size_t ntr)
 		return oom_why(o->why, sizeof(o->why),
 		               "oracle: ", "the keys of the day's traces",
 		               bytes);
+	held_add(o, 2 * bytes); /* and the sort's scratch */
 	size_t t = 0;
 	for (size_t i = 0; i < rd->nf; i = trace_end(rd, i), t++) {
 		XXH128_hash_t h = XXH3_128bits(rd->f[i].tid, rd->f[i].tid_len);
@@ -476,6 +568,7 @@ check_keys(ms__oracle *o, const oread *rd, size_t ntr)
 			rc = MS_ERR_STATE;
 		}
 	ms__big_free(k, bytes);
+	held_sub(o, 2 * bytes);
 	return rc;
 }
 
@@ -524,6 +617,8 @@ build_table(ms__oracle *o, const oread *rd, const uint8_t *keep,
 	o->frags = calloc(nf ? nf : 1, sizeof(*o->frags));
 	if (!o->ent || !o->frags)
 		return table_oom(o, "oracle: ", nt, nf);
+	held_add(o, (nt ? nt : 1) * sizeof(*o->ent) +
+	                    (nf ? nf : 1) * sizeof(*o->frags));
 	o->nent = nt;
 	o->nfrags = nf;
 	o->shed = drops_only;
@@ -664,15 +759,19 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	if (!rc)
 		rc = read_rows(fx, cols, cancel, &rd, &ids, o->why,
 		               sizeof(o->why));
+	o->held_read = blocks_held(&rd, &ids) + rows_held(&rd);
+	held_add(o, o->held_read);
 	if (!rc)
 		rc = sort_blocks(o, &rd, &ntr);
 	o->n = ntr;
 	if (!rc && (!(keep = ms__big_alloc(ntr)) ||
 	            !(failed = ms__big_alloc(ntr * sizeof(*failed)))))
 		rc = verdicts_oom(o, keep, ntr);
+	held_add(o, ntr * (1 + sizeof(*failed)));
 	if (!rc)
 		rc = decide(o, ntr, chain, &mem, &rd, cancel, keep, failed);
 	/* The rows' columns are read by the chain only. */
+	held_sub(o, rows_held(&rd));
 	oread_release_rows(&rd);
 	if (!rc) {
 		record_verdicts(o, &rd, keep, failed);
@@ -683,6 +782,7 @@ ms__oracle_run(ms__oracle *o, const ms_fixture *fx, const char *spec,
 	o->ok = rc == 0;
 	ms__big_free(keep, ntr);
 	ms__big_free(failed, ntr * sizeof(*failed));
+	held_sub(o, ntr * (1 + sizeof(*failed)) + blocks_held(&rd, &ids));
 	oread_release(&rd);
 	ms__idpool_release(&ids);
 	ms_chain_close(chain);

@@ -415,6 +415,11 @@ typedef struct ms__oracle {
 	uint64_t unjudged;      /* kept traces with failed links (ent) */
 	int64_t ns, decide_ns;  /* wall: all of it, the Decide calls */
 	int64_t cpu_ns;         /* CPU of the thread that ran it */
+	/* Bytes of the arrays it holds for the whole day (blocks, IDs, rows'
+	 * columns, verdicts, keys, the table, any sort's scratch; the
+	 * chain's batch of rows aside): now, at most, and once the day's
+	 * blocks and rows were read. */
+	size_t held, held_peak, held_read;
 	/* The dropped traces (the run's drop set, ms__oracle_dropped):
 	 * the ledger of their fixture rows, and per slot of the set the
 	 * rows found. */
