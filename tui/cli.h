@@ -80,7 +80,7 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"                       empty; deleted after the run, so --db\n"     \
 	"                       and --json go elsewhere). Default:\n"         \
 	"                       the scratch directory when it has room\n"      \
-	"                       for twice the day (by default\n"               \
+	"                       for four times the day (by default\n"         \
 	"                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"      \
 	"                       MERGESCOPE_SCRATCH=DIR names another),\n"      \
 	"                       else the cache directory's work/ (one\n"       \
