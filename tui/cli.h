@@ -357,6 +357,10 @@ void ms__supervise_created(void *arg, const char *what, const char *path);
  * extension dropped where even it would not fit. */
 void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
                     size_t name_max);
+/* The database of the TUI's restart k: ms__rerun_name's, its last name
+ * cut further where the path (made absolute) would pass the longest
+ * SQLite opens, as --db's own path was checked (ms_evdb_path_fits). */
+void ms__rerun_db_name(char *buf, size_t n, const char *path, unsigned k);
 /* What --preset takes, said the same by every command that has it:
  * "expected day-1x, day-2x, smoke, or day-<N>x (N from 1 to 1000)" and a
  * newline, on err. */
