@@ -2775,6 +2775,33 @@ test_db_name_limit(void **state)
 	assert_string_equal(out, "/a.b/work.rerun-3");
 }
 
+/* A TUI restart's database beside a --db whose path is at SQLite's
+ * limit: its name is cut so that its path fits too. It passed the limit
+ * by the ".rerun-N" it adds, and the restart was refused. */
+static void
+test_rerun_db_path_limit(void **state)
+{
+	(void)state;
+	char db[600], out[600];
+	size_t len = 0, most = 0;
+	ms_evdb_path_fits("/", &len, &most);
+	assert_true(most > 64 && most < 540);
+	/* "/" a.. "/" b.. "/" then a name of 51: the path exactly most. */
+	size_t dirs = most - 51 - 3;
+	snprintf(db, sizeof(db), "/%0*d/%0*d/%048d.db", (int)(dirs / 2), 1,
+	         (int)(dirs - dirs / 2), 2, 3);
+	assert_int_equal(strlen(db), most);
+	assert_true(ms_evdb_path_fits(db, NULL, NULL));
+	ms__rerun_db_name(out, sizeof(out), db, 12);
+	assert_true(ms_evdb_path_fits(out, NULL, NULL));
+	assert_int_equal(strlen(out), most);
+	assert_string_equal(out + strlen(out) - 12, ".rerun-12.db");
+	assert_int_equal(strncmp(out, db, most - 51 + 38), 0);
+	/* A path well inside the limit keeps ms__rerun_name's name. */
+	ms__rerun_db_name(out, sizeof(out), "/d/run.sqlite", 3);
+	assert_string_equal(out, "/d/run.rerun-3.sqlite");
+}
+
 /* A replay opened and closed before it started (`tui --break` with a
  * breakpoint it does not take, a failure after the open) ran nothing:
  * it leaves no database, not one whose run reads as killed. */
@@ -2840,6 +2867,7 @@ main(void)
 		cmocka_unit_test(test_closed_before_start),
 		cmocka_unit_test(test_db_path_limit),
 		cmocka_unit_test(test_db_name_limit),
+		cmocka_unit_test(test_rerun_db_path_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -152,6 +152,21 @@ test_help_says_chain_link_limit(void **state)
 	}
 }
 
+/* `run --help` and `tui --help` give the room the default work dir needs
+ * as the run judges it (MS__WORK_DAYS, four times the day) and as README
+ * does; they said twice the day. */
+static void
+test_help_work_dir_room(void **state)
+{
+	(void)state;
+	static const char *const cmds[] = { "run", "tui" };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(cli(cmds[i], "--help", NULL), 0);
+		if (!strstr(out_text, "for four times the day (by default\n"))
+			fail_msg("%s --help: %s", cmds[i], out_text);
+	}
+}
+
 /* `bench --help` names the default series directory as bench makes it,
  * <time>-<pid> (two series started in one second get their own); it said
  * <time>. */
@@ -1344,6 +1359,7 @@ main(void)
 		cmocka_unit_test(test_help_says_chain_link_limit),
 		cmocka_unit_test(test_help_lists_every_option),
 		cmocka_unit_test(test_help_bench_default_out),
+		cmocka_unit_test(test_help_work_dir_room),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_end_of_options),

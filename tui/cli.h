@@ -80,7 +80,7 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"                       empty; deleted after the run, so --db\n"     \
 	"                       and --json go elsewhere). Default:\n"         \
 	"                       the scratch directory when it has room\n"      \
-	"                       for twice the day (by default\n"               \
+	"                       for four times the day (by default\n"         \
 	"                       /dev/shm/mergescope-<uid>, on a tmpfs;\n"      \
 	"                       MERGESCOPE_SCRATCH=DIR names another),\n"      \
 	"                       else the cache directory's work/ (one\n"       \
@@ -357,6 +357,10 @@ void ms__supervise_created(void *arg, const char *what, const char *path);
  * extension dropped where even it would not fit. */
 void ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
                     size_t name_max);
+/* The database of the TUI's restart k: ms__rerun_name's, its last name
+ * cut further where the path (made absolute) would pass the longest
+ * SQLite opens, as --db's own path was checked (ms_evdb_path_fits). */
+void ms__rerun_db_name(char *buf, size_t n, const char *path, unsigned k);
 /* What --preset takes, said the same by every command that has it:
  * "expected day-1x, day-2x, smoke, or day-<N>x (N from 1 to 1000)" and a
  * newline, on err. */

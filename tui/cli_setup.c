@@ -1143,6 +1143,22 @@ ms__rerun_name(char *buf, size_t n, const char *path, unsigned k, bool ext,
 }
 
 void
+ms__rerun_db_name(char *buf, size_t n, const char *path, unsigned k)
+{
+	size_t len = 0, most = 0;
+	ms__rerun_name(buf, n, path, k, true, MS_EV_DB_NAME_MAX);
+	if (ms_evdb_path_fits(buf, &len, &most))
+		return;
+	const char *slash = strrchr(buf, '/');
+	size_t name = strlen(slash ? slash + 1 : buf), over = len - most;
+	char sfx[24];
+	size_t sl = (size_t)snprintf(sfx, sizeof(sfx), ".rerun-%u", k);
+	/* --db fitted, so the suffix is what passes; keep a byte of stem. */
+	if (name > over + sl)
+		ms__rerun_name(buf, n, path, k, true, name - over);
+}
+
+void
 ms__replay_opts_from(ms_replay_opts *ro, const ms__run_args *a,
                      const ms__run_cfg *cfg)
 {

@@ -214,8 +214,7 @@ reopen(void *arg, bool running, ms_replay **out, ms_errbuf *eb)
 	ms_replay_opts ro;
 	session_opts(&ro, x->a, x->cfg, x->paused && !running, x->speed);
 	x->n++;
-	ms__rerun_name(x->db, sizeof(x->db), x->cfg->db, x->n, true,
-	               MS_EV_DB_NAME_MAX);
+	ms__rerun_db_name(x->db, sizeof(x->db), x->cfg->db, x->n);
 	ro.db_path = x->db;
 	int rc = ms__db_owner_take(x->db, eb);
 	if (rc)
