@@ -643,7 +643,7 @@ build(const ms__cmd_args *args, FILE *out, FILE *err)
 const ms_cmd ms_cmd_fixture = {
 	.name = "fixture",
 	.summary = "build or check a fixture: fixture build --preset P "
-	           "--seed N [--out DIR] | fixture check DIR",
+	           "--seed N [--out DIR] | fixture check [--] DIR",
 	.usage = usage,
 	.run = run,
 };
