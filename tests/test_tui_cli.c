@@ -125,6 +125,8 @@ test_help_lists_every_option(void **state)
 	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
 	assert_int_equal(cli("help", "-h", NULL), 0);
 	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
+	assert_int_equal(cli("help", "help", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope [COMMAND]"));
 	assert_int_equal(cli("help", "nosuch", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "unknown command \"nosuch\""));
 	/* one command: a word after it is refused (it was ignored) */

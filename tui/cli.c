@@ -406,8 +406,10 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 	/* `help COMMAND`: its --help; a command there is not is refused as
 	 * below (it printed the command list, exit 0). */
 	bool help = strcmp(argv[1], "help") == 0;
-	/* `help --help` is help too (it was an unknown command "--help"). */
-	if (help && (argc < 3 || is_help(argv[2]))) {
+	/* `help --help` and `help help` are help too (they were an unknown
+	 * command). */
+	if (help && (argc < 3 || is_help(argv[2]) ||
+	             (strcmp(argv[2], "help") == 0 && argc == 3))) {
 		usage(out);
 		return 0;
 	}
