@@ -1005,6 +1005,30 @@ test_entry_order(void **state)
 	free(b2);
 	free(good);
 	rm_dir(dir);
+
+	/* With group commit (a replay's shard) the order committed in
+	 * memory is the one the durability point writes. */
+	dir = make_dir();
+	ms_shard_opts go = { .dir = dir, .create = true, .defer_sync = true,
+		             .commit_syncfs = true };
+	assert_int_equal(ms_shard_open(&s, &go, &eb), 0);
+	a = add_raw(s, 70);
+	b = add_raw(s, 71);
+	assert_int_equal(ms_shard_new_id(s, &x, &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t gseeds[] = { 70, 71 }, gx = 72;
+	assert_int_equal(write_part(s, out, gseeds, 2, 1), 0);
+	uint64_t gin[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, gin, 2, out, &eb), 0);
+	assert_int_equal(write_part(s, x, &gx, 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, x, &eb), 0);
+	uint64_t gentered[] = { out, x };
+	assert_entered(s, gentered, 2);
+	ms_shard_close(s);
+	s = open_shard(dir, false, NULL);
+	assert_entered(s, gentered, 2);
+	ms_shard_close(s);
+	rm_dir(dir);
 }
 
 static void
