@@ -73,16 +73,18 @@ link_file(const char *from, const char *to, ms_errbuf *eb)
 	return 0;
 }
 
-/* The epoch, next_id and part count of a version-1 snapshot's bytes
- * (its checksum and entries are the shard's to check at open). */
+/* The epoch, next_id and part count of a version-1 or -2 snapshot's
+ * bytes (its checksum and entries are the shard's to check at open; the
+ * two versions differ only in what an entry's last field means). */
 static int
 snap_fields(const uint8_t *p, size_t n, const char *name, uint64_t *epoch,
             uint64_t *next_id, uint64_t *nparts, ms_errbuf *eb)
 {
 	if (n < SNAP_HEAD || memcmp(p, "MSSHARD\n", 8) != 0 ||
-	    ms_le32(p + 8) != 1)
+	    (ms_le32(p + 8) != 1 && ms_le32(p + 8) != 2))
 		return ms_fail(eb, MS_ERR_FORMAT,
-		               "%s: not a version-1 shard snapshot", name);
+		               "%s: not a version-1 or -2 shard snapshot",
+		               name);
 	*epoch = ms_le64(p + 16);
 	*next_id = ms_le64(p + 24);
 	*nparts = ms_le64(p + 32);

@@ -15,7 +15,7 @@
 #define CK_MAGIC "MSCKPT01"
 #define CK_HEAD 152
 #define CK_COUNT_MAX (1u << 24)
-#define SNAP_HEAD 48 /* snapshot version 1: header + checksum */
+#define SNAP_HEAD 48 /* snapshot versions 1 and 2: header + checksum */
 #define SNAP_MAX (SNAP_HEAD + 16ull * CK_COUNT_MAX)
 #define STATE_MAX                                                         \
 	(CK_HEAD + 8ull * CK_COUNT_MAX * 4 + MS_CHECKPOINT_USER_MAX + 8)

@@ -192,7 +192,8 @@ ms_pick_candidates(const ms_view *v, const ms_pick_scope *s,
 {
 	size_t nv = ms_view_count(v), nc = 0;
 
-	for (size_t i = 0; i < nv; i++) {
+	for (size_t k = 0; k < nv; k++) {
+		size_t i = s->finalize ? ms_view_entered(v, k) : k;
 		const ms_part_meta *pm =
 		        ms_part_get_meta(ms_view_part(v, i, MS_KIND_CORE));
 		if (!is_candidate(pm, s))

@@ -5,7 +5,13 @@
  *
  * Design:
  *  1. s->act is the inventory: shared parts sorted by ascending ID, exactly
- *     the parts the snapshot on disk lists, at epoch s->epoch.
+ *     the parts the snapshot on disk lists, at epoch s->epoch. Each part
+ *     also carries its entry ordinal (sp->entry, from s->next_entry, which
+ *     only grows): the order in which the parts entered the inventory, an
+ *     introduction or a merge's output entering when its transaction
+ *     commits, after every part already there. The snapshot records that
+ *     order (as each entry's rank) and open restores it, so a reopened
+ *     shard, a checkpoint restored and a frozen copy keep it.
  *  2. A transaction builds the new inventory aside, writes the snapshot
  *     (tmp/snapshot.new, fsync, rename over DIR/snapshot, fsync DIR) and
  *     only then swaps it in. Anything failing before the rename is undone:
@@ -92,7 +98,7 @@
 #define SNAP_NAME "snapshot"
 #define SNAP_TMP "tmp/snapshot.new"
 #define SNAP_MAGIC "MSSHARD\n"
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u /* 1 is still read: its order is by ID */
 #define SNAP_HEAD 40u
 #define SNAP_ENTRY 16u
 #define SNAP_TAIL 8u
@@ -117,6 +123,7 @@ struct ms__sp {
 	_Atomic uint32_t refs;
 	atomic_bool dead;
 	uint64_t id;
+	uint64_t entry; /* entry ordinal (design point 1) */
 	uint32_t depth;
 	ms_mem *mem;
 	ms_part *p[MS_KIND_COUNT];
@@ -150,6 +157,7 @@ struct ms_shard {
 	size_t dir_size;
 	uint64_t epoch;
 	uint64_t next_id;
+	uint64_t next_entry; /* the next entry ordinal (design point 1) */
 	struct ms__sp **act;
 	size_t nact;
 	bool broken;
@@ -177,8 +185,9 @@ struct ms_view {
 	ms_mem *mem;
 	uint64_t epoch;
 	size_t n;
-	size_t cap; /* entries allocated in sp (at least 1) */
+	size_t cap; /* entries allocated in sp and ent (at least 1) */
 	struct ms__sp **sp;
+	size_t *ent; /* indices into sp in entry order (ms_view_entered) */
 };
 
 /* ---- small file-system helpers ---- */
@@ -476,6 +485,42 @@ find_sp(struct ms__sp *const *a, size_t n, uint64_t id)
 	return -1;
 }
 
+static int
+sp_entry_cmp(const void *pa, const void *pb)
+{
+	const struct ms__sp *a = *(struct ms__sp *const *)pa;
+	const struct ms__sp *b = *(struct ms__sp *const *)pb;
+	return (a->entry > b->entry) - (a->entry < b->entry);
+}
+
+/* The indices of list[0..n) (sorted by ID) in entry order (design point
+ * 1) into idx; tmp has room for n pointers and is scratch. */
+static void
+entry_order(struct ms__sp *const *list, size_t n, struct ms__sp **tmp,
+            size_t *idx)
+{
+	if (n == 0)
+		return;
+	memcpy(tmp, list, n * sizeof(*tmp));
+	qsort(tmp, n, sizeof(*tmp), sp_entry_cmp);
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (size_t)find_sp(list, n, tmp[k]->id);
+}
+
+/* entry_order with its scratch from mem: 0, or MS_ERR_NOMEM. */
+static int
+entry_order_in(ms_mem *mem, struct ms__sp *const *list, size_t n,
+               size_t *idx)
+{
+	size_t m = n ? n : 1;
+	struct ms__sp **tmp = ms_mem_alloc(mem, m * sizeof(*tmp));
+	if (!tmp)
+		return MS_ERR_NOMEM;
+	entry_order(list, n, tmp, idx);
+	ms_mem_free(mem, tmp, m * sizeof(*tmp));
+	return 0;
+}
+
 /* Open the three kinds of part `id` from their final paths into a new
  * shared part with one reference. */
 static int
@@ -549,20 +594,28 @@ struct snap {
 	uint64_t epoch, next_id, n;
 	uint64_t *ids;
 	uint32_t *depths;
+	uint32_t *ranks; /* entry order: rank 0 entered first */
 	size_t alloc_n;
 };
 
+/* The snapshot of list[0..n) (sorted by ID) into b: each entry's rank is
+ * its place in entry order (design point 1). */
 static int
-snap_encode(ms_buf *b, uint64_t epoch, uint64_t next_id,
+snap_encode(ms_buf *b, ms_mem *mem, uint64_t epoch, uint64_t next_id,
             struct ms__sp *const *list, size_t n)
 {
 	size_t size;
 	if (!ms_mul_ok(n, SNAP_ENTRY, &size) ||
 	    !ms_add_ok(size, SNAP_HEAD + SNAP_TAIL, &size))
 		return MS_ERR_RANGE;
-	int rc = ms_buf_reserve(b, size);
-	if (rc)
+	size_t *ord = ms_mem_alloc(mem, (n ? n : 1) * sizeof(*ord));
+	int rc = ord ? entry_order_in(mem, list, n, ord) : MS_ERR_NOMEM;
+	if (rc == 0)
+		rc = ms_buf_reserve(b, size);
+	if (rc) {
+		ms_mem_free(mem, ord, (n ? n : 1) * sizeof(*ord));
 		return rc;
+	}
 	ms_buf_append(b, SNAP_MAGIC, 8);
 	ms_buf_append_le32(b, SNAP_VERSION);
 	ms_buf_append_le32(b, 0);
@@ -572,8 +625,12 @@ snap_encode(ms_buf *b, uint64_t epoch, uint64_t next_id,
 	for (size_t i = 0; i < n; i++) {
 		ms_buf_append_le64(b, list[i]->id);
 		ms_buf_append_le32(b, list[i]->depth);
-		ms_buf_append_le32(b, 0);
+		ms_buf_append_le32(b, 0); /* its rank, below */
 	}
+	for (size_t k = 0; k < n; k++)
+		ms_put_le32(b->data + SNAP_HEAD + ord[k] * SNAP_ENTRY + 12,
+		            (uint32_t)k);
+	ms_mem_free(mem, ord, (n ? n : 1) * sizeof(*ord));
 	return ms_buf_append_le64(b, XXH64(b->data, b->len, 0));
 }
 
@@ -582,8 +639,72 @@ snap_release(ms_mem *mem, struct snap *sn)
 {
 	ms_mem_free(mem, sn->ids, sn->alloc_n * sizeof(uint64_t));
 	ms_mem_free(mem, sn->depths, sn->alloc_n * sizeof(uint32_t));
+	ms_mem_free(mem, sn->ranks, sn->alloc_n * sizeof(uint32_t));
 	sn->ids = NULL;
 	sn->depths = NULL;
+	sn->ranks = NULL;
+}
+
+/* The n entries at e of a snapshot of version ver into sn (allocated):
+ * IDs strictly ascending, nonzero and below next_id; a version-2 rank
+ * below n and each rank once; a version-1 reserved field 0, its order
+ * the IDs' (design point 1). `seen` has room for n flags, zeroed. */
+static int
+snap_entries(const char *path, const uint8_t *e, uint32_t ver, uint8_t *seen,
+             struct snap *sn, ms_errbuf *eb)
+{
+	for (size_t i = 0; i < sn->n; i++, e += SNAP_ENTRY) {
+		sn->ids[i] = ms_le64(e);
+		sn->depths[i] = ms_le32(e + 8);
+		uint32_t r = ms_le32(e + 12);
+		bool bad = sn->ids[i] == 0 || sn->ids[i] >= sn->next_id ||
+		           (i > 0 && sn->ids[i] <= sn->ids[i - 1]);
+		if (!bad && ver == 1)
+			bad = r != 0;
+		else if (!bad)
+			bad = r >= sn->n || seen[r]++;
+		sn->ranks[i] = ver == 1 ? (uint32_t)i : r;
+		if (bad) {
+			char hex[17];
+			id_hex(sn->ids[i], hex);
+			return ms_fail(
+			        eb, MS_ERR_CORRUPT,
+			        "snapshot %s: entry %zu (part %s) is out "
+			        "of order, zero, or not below next ID, or its "
+			        "%s",
+			        path, i, hex,
+			        ver == 1 ? "reserved field is not 0"
+			                 : "rank is not below the part count "
+			                   "or repeats another's");
+		}
+	}
+	return 0;
+}
+
+/* Allocate sn's arrays for sn->n entries and decode them (snap_entries). */
+static int
+snap_alloc_entries(ms_mem *mem, const char *path, const uint8_t *e,
+                   uint32_t ver, struct snap *sn, ms_errbuf *eb)
+{
+	sn->alloc_n = sn->n ? (size_t)sn->n : 1;
+	sn->ids = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint64_t));
+	sn->depths = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint32_t));
+	sn->ranks = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint32_t));
+	uint8_t *seen = ms_mem_calloc(mem, sn->alloc_n, 1);
+	int rc;
+	if (!sn->ids || !sn->depths || !sn->ranks || !seen)
+		rc = ms_fail(eb, MS_ERR_NOMEM,
+		             "snapshot %s: out of memory for its %zu parts "
+		             "(%zu bytes)",
+		             path, sn->alloc_n,
+		             sn->alloc_n * (sizeof(uint64_t) +
+		                            2 * sizeof(uint32_t) + 1));
+	else
+		rc = snap_entries(path, e, ver, seen, sn, eb);
+	ms_mem_free(mem, seen, sn->alloc_n);
+	if (rc)
+		snap_release(mem, sn);
+	return rc;
 }
 
 /* Decode a snapshot image; `path` names it in errors. */
@@ -602,9 +723,10 @@ snap_decode(ms_mem *mem, const char *path, const uint8_t *p, size_t size,
 		               "snapshot %s: bad magic (not a shard snapshot)",
 		               path);
 	uint32_t ver = ms_le32(p + 8);
-	if (ver != SNAP_VERSION)
+	if (ver != SNAP_VERSION && ver != 1)
 		return ms_fail(eb, MS_ERR_FORMAT,
-		               "snapshot %s: version %" PRIu32 ", expected %u",
+		               "snapshot %s: version %" PRIu32
+		               ", expected 1 or %u",
 		               path, ver, SNAP_VERSION);
 	uint64_t n = ms_le64(p + 32);
 	if (n > SNAP_MAX_PARTS ||
@@ -633,37 +755,7 @@ snap_decode(ms_mem *mem, const char *path, const uint8_t *p, size_t size,
 	sn->epoch = ms_le64(p + 16);
 	sn->next_id = ms_le64(p + 24);
 	sn->n = n;
-	sn->alloc_n = n ? (size_t)n : 1;
-	sn->ids = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint64_t));
-	sn->depths = ms_mem_alloc(mem, sn->alloc_n * sizeof(uint32_t));
-	if (!sn->ids || !sn->depths) {
-		snap_release(mem, sn);
-		return ms_fail(eb, MS_ERR_NOMEM,
-		               "snapshot %s: out of memory for its %zu parts "
-		               "(%zu bytes)",
-		               path, sn->alloc_n,
-		               sn->alloc_n *
-		                       (sizeof(uint64_t) + sizeof(uint32_t)));
-	}
-	const uint8_t *e = p + SNAP_HEAD;
-	for (size_t i = 0; i < n; i++, e += SNAP_ENTRY) {
-		sn->ids[i] = ms_le64(e);
-		sn->depths[i] = ms_le32(e + 8);
-		bool bad = sn->ids[i] == 0 || sn->ids[i] >= sn->next_id ||
-		           (i > 0 && sn->ids[i] <= sn->ids[i - 1]) ||
-		           ms_le32(e + 12) != 0;
-		if (bad) {
-			char hex[17];
-			id_hex(sn->ids[i], hex);
-			snap_release(mem, sn);
-			return ms_fail(
-			        eb, MS_ERR_CORRUPT,
-			        "snapshot %s: entry %zu (part %s) is out "
-			        "of order, zero, or not below next ID",
-			        path, i, hex);
-		}
-	}
-	return 0;
+	return snap_alloc_entries(mem, path, p + SNAP_HEAD, ver, sn, eb);
 }
 
 static int
@@ -793,7 +885,7 @@ snap_write(ms_shard *s, uint64_t epoch, uint64_t next_id,
 		               s->dir);
 	ms_buf b;
 	ms_buf_init(&b, s->mem, 0);
-	int rc = snap_encode(&b, epoch, next_id, list, n);
+	int rc = snap_encode(&b, s->mem, epoch, next_id, list, n);
 	if (rc) {
 		ms_buf_release(&b);
 		return ms_fail(eb, rc,
@@ -1275,8 +1367,10 @@ ms_shard_open(ms_shard **out, const ms_shard_opts *opts, ms_errbuf *eb)
 		rc = sp_open(s, sn.ids[i], sn.depths[i], true, &s->act[i], eb);
 		if (rc)
 			goto fail;
+		s->act[i]->entry = sn.ranks[i];
 		s->nact++;
 	}
+	s->next_entry = sn.n;
 	/* Every listed part opened: now it is safe to clean. */
 	if ((rc = make_layout(s, eb)) != 0)
 		goto fail;
@@ -1815,6 +1909,8 @@ transact(ms_shard *s, const uint64_t *inputs, size_t ninputs, uint64_t output,
 		                    eb);
 	if (rc)
 		goto out;
+	if (osp) /* it enters after every part there (design point 1) */
+		osp->entry = s->next_entry++;
 	size_t nnext = next_inventory(s, inputs, ninputs, osp, next);
 	uint64_t next_id = s->next_id;
 	if (output >= next_id)
@@ -1947,6 +2043,25 @@ ms_shard_remove(ms_shard *s, const uint64_t *inputs, size_t ninputs,
 
 /* ---- views ---- */
 
+/* Finish view v of shard s, its parts pinned: their entry order into
+ * v->ent, then *out = v; on failure v is released. The entry ordinals
+ * of pinned parts no longer change, so s->lock is not needed. */
+static int
+view_ordered(ms_shard *s, ms_view *v, ms_view **out, ms_errbuf *eb)
+{
+	v->ent = ms_mem_alloc(s->mem, v->cap * sizeof(*v->ent));
+	if (!v->ent || entry_order_in(s->mem, v->sp, v->n, v->ent) != 0) {
+		size_t n = v->n;
+		ms_view_release(v);
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "shard %s: out of memory for the entry order "
+		               "of a view of %zu parts (%zu bytes)",
+		               s->dir, n, n * (sizeof(size_t) + sizeof(void *)));
+	}
+	*out = v;
+	return 0;
+}
+
 int
 ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb)
 {
@@ -1976,8 +2091,7 @@ ms_shard_view(ms_shard *s, ms_view **out, ms_errbuf *eb)
 		atomic_fetch_add(&v->sp[i]->refs, 1);
 	}
 	pthread_mutex_unlock(&s->lock);
-	*out = v;
-	return 0;
+	return view_ordered(s, v, out, eb);
 }
 
 int
@@ -2015,8 +2129,7 @@ ms_shard_view_of(ms_shard *s, const uint64_t *ids, size_t n, ms_view **out,
 			}
 	}
 	pthread_mutex_unlock(&s->lock);
-	*out = v;
-	return 0;
+	return view_ordered(s, v, out, eb);
 }
 
 void
@@ -2027,7 +2140,14 @@ ms_view_release(ms_view *v)
 	for (size_t i = 0; i < v->n; i++)
 		sp_unref(v->sp[i]);
 	ms_mem_free(v->mem, v->sp, v->cap * sizeof(*v->sp));
+	ms_mem_free(v->mem, v->ent, v->cap * sizeof(*v->ent));
 	ms_mem_free(v->mem, v, sizeof(*v));
+}
+
+size_t
+ms_view_entered(const ms_view *v, size_t k)
+{
+	return k < v->n ? v->ent[k] : v->n;
 }
 
 uint64_t

@@ -392,8 +392,11 @@ copy_shard(ms_view *v, const ms_shard *src, const char *dir, ms_errbuf *eb)
 		ms_shard_close(s);
 		return rc;
 	}
+	/* In the order they entered the live inventory, so the copy's
+	 * entry order (a finalize's input order) is the live one's. */
 	size_t n = ms_view_count(v);
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (size_t e = 0; e < n && rc == 0; e++) {
+		size_t i = ms_view_entered(v, e);
 		uint64_t id = ms_view_id(v, i);
 		bool reflinked = false;
 		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {

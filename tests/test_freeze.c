@@ -1088,6 +1088,55 @@ test_freeze_lanes(void **state)
 	free(st);
 }
 
+/* A freeze at the finalize: the run takes its inputs in the order they
+ * entered the inventory, merge outputs among raw parts of lower IDs, and
+ * the frozen shard keeps that order (its parts are introduced in it), so
+ * the finalize rule re-run on it gives the selection (a copy introduced
+ * in ID order gave the IDs sorted, and the freeze was refused). */
+static void
+test_freeze_finalize_order(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = open_started(&run, "fz-fin", "alwayskeep", false, false,
+	                            "lane=finalize");
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	assert_true(st->pending.finalize);
+	char dir[PATH_MAX];
+	rt_path(dir, sizeof(dir), "fz-fin");
+	ms_errbuf eb = { { 0 } };
+	int rc = ms_replay_freeze(r, dir, NULL, 0, &eb);
+	if (rc)
+		fprintf(stderr, "freeze: %s\n", eb.msg);
+	assert_int_equal(rc, 0);
+	ms_replay_close(r);
+	ms__frozen f;
+	assert_int_equal(ms__frozen_read(dir, &f, &eb), 0);
+	assert_true(f.finalize);
+	size_t down = 0;
+	for (size_t i = 1; i < f.ninputs; i++)
+		down += f.ids[i] < f.ids[i - 1];
+	assert_true(down > 0); /* not in ID order */
+	char sdir[PATH_MAX + 8];
+	snprintf(sdir, sizeof(sdir), "%s/shard", dir);
+	ms_shard *s = NULL;
+	ms_shard_opts so = { .dir = sdir };
+	assert_int_equal(ms_shard_open(&s, &so, &eb), 0);
+	ms_view *v = NULL;
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	ms__pick_ids pick;
+	assert_int_equal(ms__frozen_repick(&f, v, &pick, &eb), 0);
+	assert_int_equal(pick.n, f.ninputs);
+	for (size_t i = 0; i < f.ninputs && i < MS_PICKER_PARTS_LIMIT; i++)
+		assert_int_equal(pick.ids[i], f.ids[i]);
+	ms_view_release(v);
+	ms_shard_close(s);
+	ms__frozen_release(&f);
+	free(st);
+}
+
 static void
 test_merge_once_tampered(void **state)
 {
@@ -1431,6 +1480,7 @@ main(void)
 		cmocka_unit_test(test_merge_once_tampered),
 		cmocka_unit_test(test_merge_once_damaged),
 		cmocka_unit_test(test_freeze_lanes),
+		cmocka_unit_test(test_freeze_finalize_order),
 		cmocka_unit_test(test_merge_once_bad_input),
 		cmocka_unit_test(test_merge_once_rep_result_unwritten),
 		cmocka_unit_test(test_merge_once_rep_result_damaged),

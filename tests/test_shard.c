@@ -32,6 +32,8 @@
 #include "shard_testlib.h"
 #include "thread_testlib.h"
 
+#include <xxhash.h>
+
 /* ---- rows derived from a seed: every raw part holds one seed ---- */
 
 #define SEED_ROWS_MAX 6
@@ -894,6 +896,139 @@ churn(const char *dir, unsigned rnd)
 		}
 		ms_view_release(v);
 	}
+}
+
+/* ---- the order parts entered the inventory ---- */
+
+/* The shard's parts in the order they entered it (ms_view_entered) are
+ * want[0..n). */
+static void
+assert_entered(ms_shard *s, const uint64_t *want, size_t n)
+{
+	ms_view *v;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_shard_view(s, &v, &eb), 0);
+	assert_int_equal(ms_view_count(v), n);
+	for (size_t k = 0; k < n; k++)
+		assert_int_equal(ms_view_id(v, ms_view_entered(v, k)),
+		                 want[k]);
+	assert_int_equal(ms_view_entered(v, n), n);
+	ms_view_release(v);
+}
+
+/* Snapshot bytes b (n of them) as version ver with entry i's last field
+ * f[i], resealed, written over dir's snapshot. */
+static void
+put_snapshot(const char *dir, uint8_t *b, size_t n, uint32_t ver,
+             const uint32_t *f)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/snapshot", dir);
+	ms_put_le32(b + 8, ver);
+	for (size_t i = 0; 48 + 16 * i < n; i++)
+		ms_put_le32(b + 52 + 16 * i, f[i]);
+	ms_put_le64(b + n - 8, XXH64(b, n - 8, 0));
+	assert_int_equal(ms_test_write(path, b, n), 0);
+}
+
+/* A merge output enters after the parts already there, whatever its ID:
+ * an ID reserved before the merge and introduced after it comes later.
+ * The order survives a reopen (the snapshot's ranks); a version-1
+ * snapshot, which has none, opens in ID order, and the next commit
+ * writes version 2; ranks out of range or repeated are refused. */
+static void
+test_entry_order(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_errbuf eb = { { 0 } };
+	ms_shard *s = open_shard(dir, true, NULL);
+	uint64_t a = add_raw(s, 60), b = add_raw(s, 61), x, out;
+	assert_int_equal(ms_shard_new_id(s, &x, &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t seeds[] = { 60, 61 }, xs = 62;
+	assert_int_equal(write_part(s, out, seeds, 2, 1), 0);
+	uint64_t in[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, in, 2, out, &eb), 0);
+	assert_int_equal(write_part(s, x, &xs, 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, x, &eb), 0);
+	uint64_t c = add_raw(s, 63);
+	uint64_t entered[] = { out, x, c }, by_id[] = { x, out, c };
+	assert_entered(s, entered, 3);
+	ms_shard_close(s);
+	size_t n;
+	uint8_t *good = snapshot_bytes(dir, &n);
+	assert_int_equal(n, 48 + 3 * 16);
+	assert_int_equal(ms_le32(good + 8), 2);
+	s = open_shard(dir, false, NULL);
+	assert_entered(s, entered, 3);
+	ms_shard_close(s);
+
+	/* Version 1: reserved fields 0, the order by ID. */
+	uint8_t *b1 = malloc(n);
+	memcpy(b1, good, n);
+	uint32_t zero[3] = { 0, 0, 0 };
+	put_snapshot(dir, b1, n, 1, zero);
+	s = open_shard(dir, false, NULL);
+	assert_int_equal(ms_shard_count(s), 3);
+	assert_int_equal(ms_shard_epoch(s), 5);
+	assert_entered(s, by_id, 3);
+	uint64_t d = add_raw(s, 64);
+	ms_shard_close(s);
+	uint64_t by_id_d[] = { x, out, c, d };
+	uint8_t *b2 = snapshot_bytes(dir, &n);
+	assert_int_equal(ms_le32(b2 + 8), 2);
+	b1 = realloc(b1, n);
+	assert_non_null(b1);
+	s = open_shard(dir, false, NULL);
+	assert_entered(s, by_id_d, 4);
+	ms_shard_close(s);
+
+	/* Checksum-correct, but a rank repeated, out of range, or a
+	 * version-1 reserved field not 0: refused, nothing deleted. */
+	uint32_t bad[][4] = { { 0, 1, 1, 3 }, { 0, 1, 2, 4 }, { 0, 0, 7, 0 } };
+	for (int i = 0; i < 3; i++) {
+		ms_shard_opts o = { .dir = dir };
+		memcpy(b1, b2, n);
+		put_snapshot(dir, b1, n, i == 2 ? 1 : 2, bad[i]);
+		assert_int_equal(ms_shard_open(&s, &o, &eb), MS_ERR_CORRUPT);
+		assert_null(s);
+		assert_non_null(strstr(eb.msg, i == 2 ? "reserved" : "rank"));
+	}
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/snapshot", dir);
+	assert_int_equal(ms_test_write(path, b2, n), 0);
+	s = open_shard(dir, false, NULL);
+	assert_entered(s, by_id_d, 4);
+	ms_shard_close(s);
+	free(b1);
+	free(b2);
+	free(good);
+	rm_dir(dir);
+
+	/* With group commit (a replay's shard) the order committed in
+	 * memory is the one the durability point writes. */
+	dir = make_dir();
+	ms_shard_opts go = { .dir = dir, .create = true, .defer_sync = true,
+		             .commit_syncfs = true };
+	assert_int_equal(ms_shard_open(&s, &go, &eb), 0);
+	a = add_raw(s, 70);
+	b = add_raw(s, 71);
+	assert_int_equal(ms_shard_new_id(s, &x, &eb), 0);
+	assert_int_equal(ms_shard_new_id(s, &out, &eb), 0);
+	uint64_t gseeds[] = { 70, 71 }, gx = 72;
+	assert_int_equal(write_part(s, out, gseeds, 2, 1), 0);
+	uint64_t gin[] = { a, b };
+	assert_int_equal(ms_shard_replace(s, gin, 2, out, &eb), 0);
+	assert_int_equal(write_part(s, x, &gx, 1, 0), 0);
+	assert_int_equal(ms_shard_introduce(s, x, &eb), 0);
+	uint64_t gentered[] = { out, x };
+	assert_entered(s, gentered, 2);
+	ms_shard_close(s);
+	s = open_shard(dir, false, NULL);
+	assert_entered(s, gentered, 2);
+	ms_shard_close(s);
+	rm_dir(dir);
 }
 
 static void
@@ -1903,6 +2038,7 @@ main(void)
 		cmocka_unit_test(test_recovery_leftovers),
 		cmocka_unit_test(test_recovery_refuses_missing_part),
 		cmocka_unit_test(test_recovery_refuses_bad_snapshot),
+		cmocka_unit_test(test_entry_order),
 		cmocka_unit_test(test_recovery_after_sigkill),
 		cmocka_unit_test(test_crash_at_every_publication_step),
 		cmocka_unit_test(test_reaper_deletes_inputs),

@@ -31,8 +31,10 @@
  * the core parts of a pinned view with rows >= 1 that the caller does not
  * exclude (the engine: claimed by a listed merge or quarantined; a frozen
  * shard's re-pick: those recorded as claimed, quarantined or unseen), in
- * view order; a finalize keeps only the mature ones (max_ts <= frontier)
- * and takes them all, in that order, bypassing ms_picker_select.
+ * view order (ascending ID); a finalize keeps only the mature ones
+ * (max_ts <= frontier) and takes them all in the order they entered the
+ * inventory (ms_view_entered, the reference's snapshot order), bypassing
+ * ms_picker_select.
  *
  * Ownership: inputs are borrowed for the call; the result is caller-owned
  * and holds no pointers.
@@ -103,7 +105,8 @@ typedef struct ms_pick_scope {
 } ms_pick_scope;
 
 /*
- * The candidates of view v (borrowed) under scope s, in view order:
+ * The candidates of view v (borrowed) under scope s, in view order (a
+ * finalize's: in entry order, ms_view_entered):
  * cands[k] describes the k-th candidate's core part and vidx[k] is its
  * index in v; either array may be NULL (not wanted), else it has room for
  * ms_view_count(v) entries (caller-owned). Returns the number of

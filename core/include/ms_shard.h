@@ -3,7 +3,8 @@
  * the snapshot file, crash recovery, and pinned views.
  *
  * Layout (see core/FORMAT.md, section "Shard"):
- *   DIR/snapshot                  active part IDs, epoch, next ID, depths
+ *   DIR/snapshot                  active part IDs, epoch, next ID, depths,
+ *                                 the order the parts entered
  *   DIR/parts/<16hex>.core        core parts (one file each)
  *   DIR/parts/<16hex>.latency     latency index parts (same ID as core)
  *   DIR/parts/<16hex>.start_time  start_time index parts
@@ -252,5 +253,13 @@ uint64_t ms_view_id(const ms_view *v, size_t i);
 /* Find a part by ID in the view; NULL if absent. */
 const ms_part *ms_view_find(const ms_view *v, uint64_t id,
                             enum ms_part_kind kind);
+/* The index i (as for ms_view_part) of the part that entered the
+ * inventory k-th among the view's parts, 0 <= k < count (count if k is
+ * out of range). A part enters when its introduction commits, a merge's
+ * output when its merge commits, after every part already there; the
+ * snapshot keeps the order across a reopen (a version-1 snapshot, which
+ * does not hold it, gives ascending ID). The finalize takes its inputs
+ * in this order, as the reference engine walks its snapshot's parts. */
+size_t ms_view_entered(const ms_view *v, size_t k);
 
 #endif
