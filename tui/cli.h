@@ -115,8 +115,8 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"                       only with --profile\n"
 
 /* `tui` and `run` accept the same options (`tui` hands them to `run`
- * headless); --json and --force, last, are `run`'s alone: `tui` parses
- * the first MS__RO_JSON entries. */
+ * headless); --json, --force and --freeze-at are the headless run's:
+ * `tui` refuses them for the screen. */
 enum ms__run_opt {
 	MS__RO_FIXTURE,
 	MS__RO_PRESET,
@@ -542,8 +542,7 @@ void ms__fixture_differences(char *buf, size_t n,
                              bool dictionary);
 /*
  * The checks `tui` and `run` make on their parsed options (a->o holds the
- * run table, MS__RO_COUNT entries, of which `tui` parses the first
- * MS__RO_JSON) beyond the parser's: --fixture with --preset, --variant
+ * run table, MS__RO_COUNT entries) beyond the parser's: --fixture with --preset, --variant
  * with --chain, the durations, --speed, the --profile spec, and every
  * --break (at most MS__MAX_BREAKS) parsed as the TUI would.
  * Prints one line naming the command to err and returns MS_EXIT_USAGE,
