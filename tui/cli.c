@@ -335,16 +335,22 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		o->count++;
 		o->value = val;
 	}
+	/* A value given wrong before an option left out: the one is a
+	 * mistake in what was typed, the other may be the next thing the
+	 * user meant to type (`export --format xml` said --db was
+	 * required). */
+	for (size_t k = 0; k < nopts; k++) {
+		if (opts[k].count && opts[k].choices &&
+		    !is_choice(opts[k].choices, opts[k].value)) {
+			print_choices(c, &opts[k], err);
+			return MS_EXIT_USAGE;
+		}
+	}
 	for (size_t k = 0; k < nopts; k++) {
 		if (opts[k].required && opts[k].count == 0) {
 			fprintf(err,
 			        "mergescope %s: option %s %s is required\n",
 			        c->name, opts[k].name, opts[k].arg);
-			return MS_EXIT_USAGE;
-		}
-		if (opts[k].count && opts[k].choices &&
-		    !is_choice(opts[k].choices, opts[k].value)) {
-			print_choices(c, &opts[k], err);
 			return MS_EXIT_USAGE;
 		}
 	}
