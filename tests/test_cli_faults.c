@@ -844,9 +844,12 @@ scratch_env(const char *value)
 }
 
 /* A bad MERGESCOPE_SCRATCH: `clean`, `run` and `fixture build` refuse it
- * (64) with one line naming the variable, its value and what is wrong. */
+ * with one line naming the variable, its value and what is wrong, exit
+ * status `status`: 64 for words that show it, 2 for a path that turns out
+ * wrong once looked at (a file there was 64), as for a path on the
+ * command line. */
 static void
-refused_root(const char *value, const char *what)
+refused_root(const char *value, const char *what, int status)
 {
 	char out[8192], err[8192], want[PATH_MAX + 64], db[PATH_MAX];
 	snprintf(want, sizeof(want), "MERGESCOPE_SCRATCH \"%s\": %s", value,
@@ -854,11 +857,12 @@ refused_root(const char *value, const char *what)
 	path_in(db, sizeof(db), "refused.db");
 	scratch_env(value);
 	const char *cl[] = { "clean", "--dry-run", NULL };
-	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 64);
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)),
+	                 status);
 	assert_non_null(strstr(err, "mergescope clean: "));
 	assert_non_null(strstr(err, want));
 	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
-	                 64);
+	                 status);
 	assert_non_null(strstr(err, "mergescope run: "));
 	assert_non_null(strstr(err, want));
 	assert_false(exists(db));
@@ -866,7 +870,8 @@ refused_root(const char *value, const char *what)
 	path_in(fx, sizeof(fx), "refused-fixture");
 	const char *fb[] = { "fixture", "build", "--preset", "smoke", "--seed",
 		             "3",       "--out", fx,         NULL };
-	assert_int_equal(run_cli(fb, out, sizeof(out), err, sizeof(err)), 64);
+	assert_int_equal(run_cli(fb, out, sizeof(out), err, sizeof(err)),
+	                 status);
 	assert_non_null(strstr(err, "mergescope fixture build: "));
 	assert_non_null(strstr(err, want));
 	assert_false(exists(fx));
@@ -921,11 +926,13 @@ test_scratch_roots_apart(void **state)
 	assert_false(exists(in_b));
 
 	/* Refused: a relative path, a file, an empty value is the default. */
-	refused_root("scratch/here", "not an absolute path");
-	char file[PATH_MAX];
+	refused_root("scratch/here", "not an absolute path", 64);
+	char file[PATH_MAX], below[PATH_MAX + 8];
 	path_in(file, sizeof(file), "not-a-dir");
 	assert_int_equal(ms_test_put(file, "x\n"), 0);
-	refused_root(file, "not a directory");
+	refused_root(file, "not a directory", 2);
+	snprintf(below, sizeof(below), "%s/sub", file);
+	refused_root(below, strerror(ENOTDIR), 2);
 	scratch_env("");
 	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
 	scratch_env(old);

@@ -251,12 +251,16 @@ int ms__scratch_each(ms__scratch_fn fn, void *arg, bool others,
                      ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
-/* 0, or MS_EXIT_USAGE after one line on err naming a bad
- * MERGESCOPE_SCRATCH: for commands to refuse it before their work. */
+/* 0, or after one line on err naming a bad MERGESCOPE_SCRATCH, for
+ * commands to refuse it before their work: MS_EXIT_USAGE when its words
+ * are wrong (not an absolute path, too long), MS_EXIT_ERROR when the path
+ * is (a file, one that cannot be looked at), as for a path given on the
+ * command line. */
 int ms__scratch_check(FILE *err, const char *cmd);
 /* Remove the leftovers of dead processes; when there were any, one line on
  * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
- * one line on err naming it and MS_EXIT_USAGE; else 0. */
+ * one line on err naming it and the status ms__scratch_check gives; else
+ * 0. */
 int ms__scratch_sweep(FILE *err, const char *cmd);
 /* Remove what builds of the fixture directory dir left beside it when
  * they were killed ("<dir>.tmp-<pid>" and what such a build put next to

@@ -690,15 +690,27 @@ sweep_one(void *arg, const ms__scratch_item *it)
 	return 0;
 }
 
+/* The exit status for a MERGESCOPE_SCRATCH ms_scratch_root refused
+ * with rc, by the rule for a path on the command line: 64 when the words
+ * show it (not absolute, too long), 2 once the path is looked at (a file,
+ * one the system will not let us look at; it was 64 too). */
+static int
+scratch_exit(int rc)
+{
+	return rc == MS_ERR_INVAL || rc == MS_ERR_RANGE ? MS_EXIT_USAGE
+	                                                : MS_EXIT_ERROR;
+}
+
 int
 ms__scratch_check(FILE *err, const char *cmd)
 {
 	char root[PATH_MAX];
 	ms_errbuf eb = { { 0 } };
-	if (ms_scratch_root(root, sizeof(root), NULL, &eb) == 0)
+	int rc = ms_scratch_root(root, sizeof(root), NULL, &eb);
+	if (rc == 0)
 		return 0;
 	fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
-	return MS_EXIT_USAGE;
+	return scratch_exit(rc);
 }
 
 int
@@ -706,9 +718,10 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 {
 	struct sweep s = { 0 };
 	ms_errbuf eb = { { 0 } };
-	if (ms__scratch_each(sweep_one, &s, false, &eb)) {
+	int rc = ms__scratch_each(sweep_one, &s, false, &eb);
+	if (rc) {
 		fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
-		return MS_EXIT_USAGE;
+		return scratch_exit(rc);
 	}
 	if (s.n == 0 && s.failed == 0)
 		return 0;
