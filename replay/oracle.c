@@ -1070,22 +1070,31 @@ ms__oracle_spill(ms__oracle *o, const char *path)
 }
 
 /* A new file in dir that has no name: O_TMPFILE, else (a file system
- * without it) a named one removed at once. An open fd, or -1 with
- * errno. */
+ * without it) a named one removed at once, named with this process's ID
+ * (MS_REPLAY_ORACLE_TMP) so that `clean` can tell one a kill left in
+ * between from one a running process is about to remove (test: the
+ * oracle's test_tmp). An open fd, or -1 with errno. */
 static int
-open_unlinked(const char *dir)
+open_unlinked(const char *dir, int test)
 {
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int fd = test ? -1 : open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (test)
+		errno = EOPNOTSUPP;
 	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR &&
 	                errno != EINVAL))
 		return fd;
 	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/%s-XXXXXX", dir,
-	             MS__ORACLE_SPILL) >= (int)sizeof(path)) {
+	if (snprintf(path, sizeof(path), "%s/" MS_REPLAY_ORACLE_TMP "%ld-XXXXXX",
+	             dir, (long)getpid()) >= (int)sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0 && test == MS__ORACLE_TEST_NAME_LEFT) {
+		close(fd); /* the process ends here */
+		errno = EINTR;
+		return -1;
+	}
 	if (fd >= 0)
 		unlink(path);
 	return fd;
@@ -1100,7 +1109,7 @@ ms__oracle_spill_unlinked(ms__oracle *o, const char *dir)
 	if (snprintf(name, sizeof(name), "%s (an unlinked file)", dir) >=
 	    (int)sizeof(name))
 		return MS_ERR_RANGE;
-	int fd = open_unlinked(dir);
+	int fd = open_unlinked(dir, o->test_tmp);
 	if (fd < 0)
 		return ms_err_from_errno(errno);
 	/* Never to memory by another name: a tmpfs file is RAM too. */

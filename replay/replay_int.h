@@ -440,7 +440,14 @@ typedef struct ms__oracle {
 	char spill[PATH_MAX];
 	int spill_fd;
 	bool spill_unlinked;
+	/* Tests: ms__oracle_spill_unlinked takes the named way, as where
+	 * the file system has no O_TMPFILE (MS__ORACLE_TEST_NAMED), and
+	 * leaves the name, as a kill between its open and its unlink
+	 * would (MS__ORACLE_TEST_NAME_LEFT). 0: neither. */
+	int test_tmp;
 } ms__oracle;
+#define MS__ORACLE_TEST_NAMED 1
+#define MS__ORACLE_TEST_NAME_LEFT 2
 
 /* Read every raw core part of fx, gather each trace's rows, and evaluate
  * the complete traces with a chain of its own built from spec (NULL or

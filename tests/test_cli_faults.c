@@ -844,9 +844,12 @@ scratch_env(const char *value)
 }
 
 /* A bad MERGESCOPE_SCRATCH: `clean`, `run` and `fixture build` refuse it
- * (64) with one line naming the variable, its value and what is wrong. */
+ * with one line naming the variable, its value and what is wrong, exit
+ * status `status`: 64 for words that show it, 2 for a path that turns out
+ * wrong once looked at (a file there was 64), as for a path on the
+ * command line. */
 static void
-refused_root(const char *value, const char *what)
+refused_root(const char *value, const char *what, int status)
 {
 	char out[8192], err[8192], want[PATH_MAX + 64], db[PATH_MAX];
 	snprintf(want, sizeof(want), "MERGESCOPE_SCRATCH \"%s\": %s", value,
@@ -854,11 +857,12 @@ refused_root(const char *value, const char *what)
 	path_in(db, sizeof(db), "refused.db");
 	scratch_env(value);
 	const char *cl[] = { "clean", "--dry-run", NULL };
-	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 64);
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)),
+	                 status);
 	assert_non_null(strstr(err, "mergescope clean: "));
 	assert_non_null(strstr(err, want));
 	assert_int_equal(run_disabled(db, out, sizeof(out), err, sizeof(err)),
-	                 64);
+	                 status);
 	assert_non_null(strstr(err, "mergescope run: "));
 	assert_non_null(strstr(err, want));
 	assert_false(exists(db));
@@ -866,7 +870,8 @@ refused_root(const char *value, const char *what)
 	path_in(fx, sizeof(fx), "refused-fixture");
 	const char *fb[] = { "fixture", "build", "--preset", "smoke", "--seed",
 		             "3",       "--out", fx,         NULL };
-	assert_int_equal(run_cli(fb, out, sizeof(out), err, sizeof(err)), 64);
+	assert_int_equal(run_cli(fb, out, sizeof(out), err, sizeof(err)),
+	                 status);
 	assert_non_null(strstr(err, "mergescope fixture build: "));
 	assert_non_null(strstr(err, want));
 	assert_false(exists(fx));
@@ -921,11 +926,13 @@ test_scratch_roots_apart(void **state)
 	assert_false(exists(in_b));
 
 	/* Refused: a relative path, a file, an empty value is the default. */
-	refused_root("scratch/here", "not an absolute path");
-	char file[PATH_MAX];
+	refused_root("scratch/here", "not an absolute path", 64);
+	char file[PATH_MAX], below[PATH_MAX + 8];
 	path_in(file, sizeof(file), "not-a-dir");
 	assert_int_equal(ms_test_put(file, "x\n"), 0);
-	refused_root(file, "not a directory");
+	refused_root(file, "not a directory", 2);
+	snprintf(below, sizeof(below), "%s/sub", file);
+	refused_root(below, strerror(ENOTDIR), 2);
 	scratch_env("");
 	assert_int_equal(run_cli(dry, out, sizeof(out), err, sizeof(err)), 0);
 	scratch_env(old);
@@ -1557,6 +1564,73 @@ test_clean_owner_tmp(void **state)
 	root_back(old);
 }
 
+/* The verdict oracle's table file left under its name in the cache root,
+ * as a run killed between making it and removing the name leaves it
+ * where the file system has no O_TMPFILE: `oracle.table-PID-XXXXXX`,
+ * empty. `clean` removes it once PID is gone and keeps it while PID runs
+ * (it listed it as not recognised and left it for good); one without the
+ * PID (an older build's) is removed too, one with bytes in it (no run's)
+ * is left alone. */
+static void
+test_clean_oracle_table_name(void **state)
+{
+	(void)state;
+	char *old = NULL;
+	char out[65536], err[16384], line[4096], sroot[PATH_MAX];
+	char top[PATH_MAX], dead[PATH_MAX + 64], live[PATH_MAX + 64];
+	char bare[PATH_MAX + 64], full[PATH_MAX + 64];
+	own_root("root-oracle-name", sroot, sizeof(sroot), &old);
+	snprintf(top, sizeof(top), "%s/mergescope", cache);
+	assert_int_equal(ms_fs_mkdir_p(top, 0755, NULL), 0);
+	/* A process that made it and ended there. */
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof(p), "%s/oracle.table-%ld-XXXXXX", top,
+		         (long)getpid());
+		int fd = mkstemp(p);
+		_exit(fd >= 0 && write(fds[1], p, strlen(p) + 1) > 0 ? 0 : 1);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(read(fds[0], dead, sizeof(dead)) > 0);
+	close(fds[0]);
+	close(fds[1]);
+	snprintf(live, sizeof(live), "%s/oracle.table-%ld-Ab12cD", top,
+	         (long)getpid());
+	snprintf(bare, sizeof(bare), "%s/oracle.table-Ab12cD", top);
+	snprintf(full, sizeof(full), "%s/oracle.table-%ld-Zz0099", top,
+	         (long)pid);
+	assert_int_equal(ms_test_put(live, ""), 0);
+	assert_int_equal(ms_test_put(bare, ""), 0);
+	assert_int_equal(ms_test_put(full, "not a run's\n"), 0);
+
+	const char *cl[] = { "clean", NULL };
+	assert_int_equal(run_cli(cl, out, sizeof(out), err, sizeof(err)), 0);
+	fprintf(stderr, "%s", out);
+	const char *const gone[] = { dead, bare };
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(line_of(out, gone[i], line, sizeof(line)));
+		assert_non_null(strstr(line, "oracle table file"));
+		assert_non_null(strstr(line, "removed"));
+		assert_false(exists(gone[i]));
+	}
+	assert_non_null(line_of(out, live, line, sizeof(line)));
+	assert_non_null(strstr(line, "in use"));
+	assert_true(exists(live));
+	assert_non_null(line_of(out, full, line, sizeof(line)));
+	assert_non_null(strstr(line, "left alone"));
+	assert_true(exists(full));
+	assert_int_equal(unlink(live), 0);
+	assert_int_equal(unlink(full), 0);
+	root_back(old);
+}
+
 /* This process writing the owner record of a database whose name is near
  * NAME_MAX: its temporary name is DB's name cut short plus
  * "-owner.tmp-PID", and `clean --runs` keeps the database, found by the
@@ -1844,6 +1918,7 @@ main(void)
 		cmocka_unit_test(test_clean_sizes_as_du),
 		cmocka_unit_test(test_clean_leaves_unknown),
 		cmocka_unit_test(test_clean_owner_tmp),
+		cmocka_unit_test(test_clean_oracle_table_name),
 		cmocka_unit_test(test_clean_owner_tmp_long_name),
 		cmocka_unit_test(test_clean_older_than_values),
 		cmocka_unit_test(test_owner_records),

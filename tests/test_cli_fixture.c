@@ -313,6 +313,26 @@ test_errors_name_the_subcommand(void **state)
 	                 EXIT_USAGE);
 	assert_string_equal(err_text, "mergescope fixture build: option "
 	                              "--seed N is required\n");
+	/* A value given wrong is named before an option left out: `--scale
+	 * abc` without --seed said only that --seed was required. */
+	assert_int_equal(cli("fixture", "build", "--scale", "abc", "--out",
+	                     "d", NULL),
+	                 EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope fixture build: --scale "
+	                              "\"abc\": expected a whole number from "
+	                              "1 to 1000\n");
+	assert_int_equal(cli("fixture", "build", "--preset", "nope", NULL),
+	                 EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--preset \"nope\": expected "));
+	assert_int_equal(cli("fixture", "build", "--opening", "cold",
+	                     "--preset", "smoke", NULL),
+	                 EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--opening \"cold\": expected "));
+	/* The same in the parser of every command: a choice before a
+	 * required option (`export --format xml` said --db was required). */
+	assert_int_equal(cli("export", "--format", "xml", NULL), EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope export: --format \"xml\": "
+	                              "expected jsonl, csv or chrome\n");
 	assert_int_equal(cli("fixture", "check", NULL), EXIT_USAGE);
 	assert_each_line_begins("mergescope fixture check: ");
 	/* An empty name is no directory: it was looked for as one, and

@@ -1081,7 +1081,7 @@ test_merge_once(void **state)
 	assert_null(strstr(err_text, "merge-once: merge-once:"));
 	/* A MERGESCOPE_SCRATCH that is not a directory is refused, naming
 	 * it, as by the other commands (it was passed over for the
-	 * cache). */
+	 * cache), with exit status 2: a path of the wrong kind. */
 	const char *was = getenv("MERGESCOPE_SCRATCH");
 	char *saved = was ? strdup(was) : NULL;
 	char file[700];
@@ -1094,7 +1094,7 @@ test_merge_once(void **state)
 	else
 		unsetenv("MERGESCOPE_SCRATCH");
 	free(saved);
-	assert_int_equal(rc, 64);
+	assert_int_equal(rc, 2);
 	assert_non_null(strstr(err_text, "MERGESCOPE_SCRATCH"));
 }
 
@@ -2500,6 +2500,54 @@ test_tui_without_keyboard(void **state)
 	free(t);
 }
 
+/* `tui --headless` is `run`: it takes run's options (--json, --force,
+ * --freeze-at) and every option its help lists (--allow-fail-open); they
+ * were refused as unknown options of `tui`. For the screen, the headless
+ * run's own are refused, saying to add --headless (checked on a
+ * terminal without a keyboard: refused before that is). */
+static void
+test_tui_headless_takes_run_options(void **state)
+{
+	(void)state;
+	char db[600], json[600], errp[600], pts[256];
+	snprintf(db, sizeof(db), "%s/tui-headless.db", tmp_root);
+	snprintf(json, sizeof(json), "%s/tui-headless.json", tmp_root);
+	int rc = cli("tui", "--headless", "--fixture", fixture_dir,
+	             "--variant", "alwayskeep", "--allow-fail-open", "--db", db,
+	             "--json", json, NULL);
+	if (rc)
+		fprintf(stderr, "%s\n", err_text);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out_text, "mergescope run report"));
+	assert_true(exists(json));
+	/* --force with it replaces the report; the run's own check. */
+	snprintf(db, sizeof(db), "%s/tui-headless-2.db", tmp_root);
+	assert_int_equal(cli("tui", "--headless", "--fixture", fixture_dir,
+	                     "--force", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope run: --force needs --json FILE\n");
+	/* The screen: refused, naming the option and what to do. */
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	snprintf(pts, sizeof(pts), "%s", ptsname(m));
+	snprintf(errp, sizeof(errp), "%s/tui-json.err", tmp_root);
+	rc = cli_without_keyboard(errp, pts, "tui", "--fixture", fixture_dir,
+	                          "--allow-fail-open", "--freeze-at", "mature",
+	                          "--db", db, NULL);
+	close(m);
+	char *t = ms_test_read(errp, CAP, NULL);
+	fprintf(stderr, "%s", t);
+	assert_int_equal(rc, MS_EXIT_USAGE);
+	assert_non_null(strstr(t, "mergescope tui: --freeze-at is an option "
+	                          "of the headless run"));
+	assert_non_null(strstr(t, "add --headless, or use mergescope run"));
+	assert_false(exists(db));
+	free(t);
+}
+
 #ifdef MS_MERGESCOPE_BIN
 /* `run --headless` of the real binary (its watcher beside it) stopped at
  * stop point `point` (MERGESCOPE_TEST_STOP, tui/cli.h), then SIGKILLed
@@ -2856,6 +2904,7 @@ main(void)
 		cmocka_unit_test(test_read_only_database_dir),
 		cmocka_unit_test(test_database_unreadable),
 		cmocka_unit_test(test_tui_without_keyboard),
+		cmocka_unit_test(test_tui_headless_takes_run_options),
 		cmocka_unit_test(test_work_dir_not_writable),
 		cmocka_unit_test(test_fixture_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),

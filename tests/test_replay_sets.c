@@ -31,6 +31,7 @@
 #include "alloc_testlib.h"
 #include "testdir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1122,6 +1123,67 @@ test_oracle_spill_unlinked(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Where the file system has no O_TMPFILE: the table's file is named
+ * `oracle.table-PID-XXXXXX` (MS_REPLAY_ORACLE_TMP and this process's ID)
+ * for the moment between its making and the removal of the name, which
+ * is all `clean` needs to tell a killed run's from a live one's (it was
+ * `oracle.table-XXXXXX`, whose owner could not be told). The table then
+ * reads back as it was, with nothing left in the directory; a process
+ * that ends in that moment leaves the name, empty. */
+static void
+test_oracle_spill_named(void **state)
+{
+	(void)state;
+	const char *base = getenv("TMPDIR") && *getenv("TMPDIR")
+	                           ? getenv("TMPDIR")
+	                           : "/tmp";
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/ms-test-named-XXXXXX", base);
+	assert_non_null(mkdtemp(dir));
+	if (ms_fs_in_memory(dir)) {
+		assert_int_equal(rmdir(dir), 0);
+		skip();
+	}
+	ms__oracle o, want;
+	fake_table(&o, 2500);
+	fake_table(&want, 2500);
+	o.test_tmp = MS__ORACLE_TEST_NAMED;
+	assert_int_equal(ms__oracle_spill_unlinked(&o, dir), 0);
+	assert_int_equal(unlinked_fds_in(dir), 1);
+	assert_int_equal(rmdir(dir), 0); /* nothing in it */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(ms__oracle_unspill(&o), 0);
+	assert_same_answers(&o, &want, 2500);
+	ms__oracle_release(&o);
+	ms__oracle_release(&want);
+	/* Ended between: the name is left, empty, the table kept. */
+	fake_table(&o, 10);
+	o.test_tmp = MS__ORACLE_TEST_NAME_LEFT;
+	assert_true(ms__oracle_spill_unlinked(&o, dir) < 0);
+	assert_true(ms__oracle_resident_bytes(&o) > 0);
+	ms__oracle_release(&o);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *de;
+	char left[NAME_MAX + 1] = "", want_pre[64];
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			snprintf(left, sizeof(left), "%s", de->d_name);
+	closedir(d);
+	snprintf(want_pre, sizeof(want_pre), "oracle.table-%ld-",
+	         (long)getpid());
+	fprintf(stderr, "left: %s\n", left);
+	assert_int_equal(strncmp(left, want_pre, strlen(want_pre)), 0);
+	assert_int_equal(strlen(left), strlen(want_pre) + 6);
+	char path[PATH_MAX + NAME_MAX + 2];
+	snprintf(path, sizeof(path), "%s/%s", dir, left);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* Out of memory reading a spilled table back, at each allocation in
  * turn: refused naming the file, what the memory was for and how many
  * bytes (it said "FILE: out of memory"), the file removed. */
@@ -1336,6 +1398,7 @@ main(void)
 		cmocka_unit_test(test_recent_bytes),
 		cmocka_unit_test(test_oracle_spill),
 		cmocka_unit_test(test_oracle_spill_unlinked),
+		cmocka_unit_test(test_oracle_spill_named),
 		cmocka_unit_test(test_oracle_unspill_out_of_memory),
 		cmocka_unit_test(test_oracle_dropped_file),
 		cmocka_unit_test(test_link_fail_cause),

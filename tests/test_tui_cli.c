@@ -443,6 +443,55 @@ test_help_where_an_option_stands(void **state)
 	assert_string_equal(out_text, "");
 }
 
+/* A line that asks for help is still the command's options: a stray
+ * word, an unknown option or a word after "--" beside --help is refused
+ * as the parser refuses it, as `help run extra` and `--version extra`
+ * are (`--help extra`, `run --help extra` printed the help, exit 0). */
+static void
+test_help_takes_no_stray_word(void **state)
+{
+	(void)state;
+	static const char *const lines[][4] = {
+		{ "--help", "extra" },
+		{ "-h", "run" },
+		{ "run", "--help", "extra" },
+		{ "tui", "-h", "extra" },
+		{ "--headless", "--help", "extra" },
+		{ "export", "--bogus", "--help" },
+		{ "export", "--help", "--", "x" },
+		{ "fixture", "--help", "extra" },
+		{ "fixture", "build", "--help", "extra" },
+		{ "help", "--help", "extra" },
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		const char *const *l = lines[i];
+		int rc = cli(l[0], l[1], l[2], l[3], NULL);
+		if (rc != MS_EXIT_USAGE || out_text[0])
+			fail_msg("%s %s %s: exit %d, out %.60s", l[0], l[1],
+			         l[2] ? l[2] : "", rc, out_text);
+	}
+	assert_int_equal(cli("--help", "extra", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope: --help takes no other argument "
+	                    "(got \"extra\"); a command's help: mergescope "
+	                    "help COMMAND\n");
+	assert_int_equal(cli("run", "--help", "extra", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text,
+	                    "mergescope run: unexpected argument \"extra\": "
+	                    "the command takes options only (see mergescope "
+	                    "run --help)\n");
+	assert_int_equal(cli("fixture", "--help", "extra", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope fixture: --help takes no "
+	                              "other argument (got \"extra\")\n");
+	/* Beside the command's own options (values unchecked), help. */
+	assert_int_equal(cli("run", "--db", "x", "--help", "--serial", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "usage: mergescope run"));
+	assert_int_equal(cli("export", "--help", "--", NULL), 0);
+	assert_non_null(strstr(out_text, "usage: mergescope export"));
+}
+
 static void
 test_option_errors_name_the_option(void **state)
 {
@@ -1367,6 +1416,7 @@ main(void)
 		cmocka_unit_test(test_end_of_options),
 		cmocka_unit_test(test_dash_one_rule),
 		cmocka_unit_test(test_help_where_an_option_stands),
+		cmocka_unit_test(test_help_takes_no_stray_word),
 		cmocka_unit_test(test_counts_plain),
 		cmocka_unit_test(test_long_out_path_named),
 		cmocka_unit_test(test_option_errors_name_the_option),

@@ -145,22 +145,32 @@ is_option_word(const ms__opt *opts, size_t nopts, const char *a)
 	       is_end_of_options(a);
 }
 
-/* --help and -h are found where an option may stand, walking argv as
- * the parser does: not after "--", and never as an option's value
+/* A word parsed as no option: an option this command does not have, or
+ * a word (any word after "--") where it takes options only. */
+static int
+not_an_option(const ms_cmd *c, const char *a, bool operand, FILE *err)
+{
+	bool word = operand || a[0] != '-';
+	fprintf(err, "mergescope %s: %s \"%s\"%s (see mergescope %s --help)\n",
+	        c->name, word ? "unexpected argument" : "unknown option", a,
+	        word ? ": the command takes options only" : "", c->name);
+	return MS_EXIT_USAGE;
+}
+
+/* Where --help or -h stands: found where an option may stand, walking
+ * argv as the parser does: not after "--", and never as an option's value
  * (`export --filter -h` filters on "-h"). A command without an option
  * table (its own parser, `fixture`) is asked for help by its first word
- * only. */
-bool
-ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out)
+ * only. Its index, or 0. */
+static int
+help_at(const ms_cmd *c, int argc, char **argv)
 {
 	for (int i = 1; i < argc && !is_end_of_options(argv[i]); i++) {
 		const char *a = argv[i];
-		if (is_help(a)) {
-			fputs(c->usage, out);
-			return true;
-		}
+		if (is_help(a))
+			return i;
 		if (!c->opts)
-			return false;
+			return 0;
 		size_t alen;
 		ptrdiff_t k = find_opt(c->opts, c->nopts, a, &alen);
 		if (k >= 0 && c->opts[k].arg && a[alen] != '=' &&
@@ -168,7 +178,56 @@ ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out)
 		    !is_option_word(c->opts, c->nopts, argv[i + 1]))
 			i++;
 	}
-	return false;
+	return 0;
+}
+
+/* The other words of a line that asks for help (h: --help's index): the
+ * command's options, each with its value or without it, and more help
+ * words; a word that is none (a stray word, an option the command does
+ * not take, a word after "--") is refused as the parser refuses it, as
+ * `help run extra` and `--version extra` are (`run --help extra` printed
+ * the help). A command without an option table takes no other word. */
+static int
+help_alone(const ms_cmd *c, int h, int argc, char **argv, FILE *err)
+{
+	if (!c->opts && h + 1 < argc) {
+		fprintf(err,
+		        "mergescope %s: %s takes no other argument (got "
+		        "\"%s\")\n",
+		        c->name, argv[h], argv[h + 1]);
+		return MS_EXIT_USAGE;
+	}
+	if (!c->opts)
+		return 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		size_t alen;
+		if (is_end_of_options(a))
+			return i + 1 < argc
+			               ? not_an_option(c, argv[i + 1], true, err)
+			               : 0;
+		if (is_help(a))
+			continue;
+		ptrdiff_t k = find_opt(c->opts, c->nopts, a, &alen);
+		if (k < 0)
+			return not_an_option(c, a, false, err);
+		if (c->opts[k].arg && a[alen] != '=' && i + 1 < argc &&
+		    !is_option_word(c->opts, c->nopts, argv[i + 1]))
+			i++;
+	}
+	return 0;
+}
+
+int
+ms__cmd_help(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err)
+{
+	int h = help_at(c, argc, argv);
+	if (!h)
+		return -1;
+	int rc = help_alone(c, h, argc, argv, err);
+	if (!rc)
+		fputs(c->usage, out);
+	return rc;
 }
 
 static void
@@ -180,18 +239,6 @@ value_is_option(const ms_cmd *c, const ms__opt *o, const char *next, FILE *err)
 	        c->name, o->name, o->arg,
 	        is_end_of_options(next) ? "the end of the options" : "the option",
 	        next, o->name);
-}
-
-/* A word parsed as no option: an option this command does not have, or
- * a word (any word after "--") where it takes options only. */
-static int
-not_an_option(const ms_cmd *c, const char *a, bool operand, FILE *err)
-{
-	bool word = operand || a[0] != '-';
-	fprintf(err, "mergescope %s: %s \"%s\"%s (see mergescope %s --help)\n",
-	        c->name, word ? "unexpected argument" : "unknown option", a,
-	        word ? ": the command takes options only" : "", c->name);
-	return MS_EXIT_USAGE;
 }
 
 /* A FILE or DIR value, as written, each one given (a repeated --collect
@@ -288,16 +335,22 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		o->count++;
 		o->value = val;
 	}
+	/* A value given wrong before an option left out: the one is a
+	 * mistake in what was typed, the other may be the next thing the
+	 * user meant to type (`export --format xml` said --db was
+	 * required). */
+	for (size_t k = 0; k < nopts; k++) {
+		if (opts[k].count && opts[k].choices &&
+		    !is_choice(opts[k].choices, opts[k].value)) {
+			print_choices(c, &opts[k], err);
+			return MS_EXIT_USAGE;
+		}
+	}
 	for (size_t k = 0; k < nopts; k++) {
 		if (opts[k].required && opts[k].count == 0) {
 			fprintf(err,
 			        "mergescope %s: option %s %s is required\n",
 			        c->name, opts[k].name, opts[k].arg);
-			return MS_EXIT_USAGE;
-		}
-		if (opts[k].count && opts[k].choices &&
-		    !is_choice(opts[k].choices, opts[k].value)) {
-			print_choices(c, &opts[k], err);
 			return MS_EXIT_USAGE;
 		}
 	}
@@ -347,8 +400,9 @@ ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out, size_t cap)
 int
 ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err)
 {
-	if (ms__cmd_wants_help(c, argc, argv, out))
-		return 0;
+	int hrc = ms__cmd_help(c, argc, argv, out, err);
+	if (hrc >= 0)
+		return hrc;
 	if (c->run)
 		return c->run(argc, argv, out, err);
 	ms__opt o[MS__MAX_OPTS] = { { 0 } };
@@ -369,8 +423,17 @@ static int
 dispatch(int argc, char **argv, FILE *out, FILE *err)
 {
 	if (argc < 2 || argv[1][0] == '-') {
-		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-		                  strcmp(argv[1], "-h") == 0)) {
+		if (argc >= 2 && is_help(argv[1])) {
+			/* As --version and `help`: one word (`--help
+			 * extra` printed the list). */
+			if (argc > 2) {
+				fprintf(err,
+				        "mergescope: %s takes no other "
+				        "argument (got \"%s\"); a command's "
+				        "help: mergescope help COMMAND\n",
+				        argv[1], argv[2]);
+				return MS_EXIT_USAGE;
+			}
 			usage(out);
 			return 0;
 		}
@@ -406,21 +469,22 @@ dispatch(int argc, char **argv, FILE *out, FILE *err)
 	/* `help COMMAND`: its --help; a command there is not is refused as
 	 * below (it printed the command list, exit 0). */
 	bool help = strcmp(argv[1], "help") == 0;
-	/* `help --help` and `help help` are help too (they were an unknown
-	 * command). */
-	if (help && (argc < 3 || is_help(argv[2]) ||
-	             (strcmp(argv[2], "help") == 0 && argc == 3))) {
-		usage(out);
-		return 0;
-	}
-	const char *name = argv[help ? 2 : 1];
-	/* `help COMMAND` takes one word (`help run extra` gave run's help). */
+	/* `help COMMAND` takes one word (`help run extra` gave run's help;
+	 * `help --help extra` the list). */
 	if (help && argc > 3) {
 		fprintf(err, "mergescope help: unexpected argument \"%s\": "
 		             "help takes one command (mergescope help COMMAND)\n",
 		        argv[3]);
 		return MS_EXIT_USAGE;
 	}
+	/* `help --help` and `help help` are help too (they were an unknown
+	 * command). */
+	if (help && (argc < 3 || is_help(argv[2]) ||
+	             strcmp(argv[2], "help") == 0)) {
+		usage(out);
+		return 0;
+	}
+	const char *name = argv[help ? 2 : 1];
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(name, commands[i]->name) != 0)
 			continue;

@@ -115,8 +115,8 @@ size_t ms__cmd_values(const ms__cmd_args *a, size_t k, const char **out,
 	"                       only with --profile\n"
 
 /* `tui` and `run` accept the same options (`tui` hands them to `run`
- * headless); --json and --force, last, are `run`'s alone: `tui` parses
- * the first MS__RO_JSON entries. */
+ * headless); --json, --force and --freeze-at are the headless run's:
+ * `tui` refuses them for the screen. */
 enum ms__run_opt {
 	MS__RO_FIXTURE,
 	MS__RO_PRESET,
@@ -251,12 +251,16 @@ int ms__scratch_each(ms__scratch_fn fn, void *arg, bool others,
                      ms_errbuf *eb);
 /* Remove one item: 0, MS_ERR_STATE when in use, or an errno-mapped error. */
 int ms__scratch_remove(const ms__scratch_item *it);
-/* 0, or MS_EXIT_USAGE after one line on err naming a bad
- * MERGESCOPE_SCRATCH: for commands to refuse it before their work. */
+/* 0, or after one line on err naming a bad MERGESCOPE_SCRATCH, for
+ * commands to refuse it before their work: MS_EXIT_USAGE when its words
+ * are wrong (not an absolute path, too long), MS_EXIT_ERROR when the path
+ * is (a file, one that cannot be looked at), as for a path given on the
+ * command line. */
 int ms__scratch_check(FILE *err, const char *cmd);
 /* Remove the leftovers of dead processes; when there were any, one line on
  * err says how many and how much was freed. A bad MERGESCOPE_SCRATCH is
- * one line on err naming it and MS_EXIT_USAGE; else 0. */
+ * one line on err naming it and the status ms__scratch_check gives; else
+ * 0. */
 int ms__scratch_sweep(FILE *err, const char *cmd);
 /* Remove what builds of the fixture directory dir left beside it when
  * they were killed ("<dir>.tmp-<pid>" and what such a build put next to
@@ -542,8 +546,7 @@ void ms__fixture_differences(char *buf, size_t n,
                              bool dictionary);
 /*
  * The checks `tui` and `run` make on their parsed options (a->o holds the
- * run table, MS__RO_COUNT entries, of which `tui` parses the first
- * MS__RO_JSON) beyond the parser's: --fixture with --preset, --variant
+ * run table, MS__RO_COUNT entries) beyond the parser's: --fixture with --preset, --variant
  * with --chain, the durations, --speed, the --profile spec, and every
  * --break (at most MS__MAX_BREAKS) parsed as the TUI would.
  * Prints one line naming the command to err and returns MS_EXIT_USAGE,

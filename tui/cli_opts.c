@@ -55,9 +55,10 @@ const ms__opt ms__run_opts[MS__RO_COUNT] = {
 };
 
 const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
-	/* One of --preset and --scale (cmd_fixture.c checks). */
+	/* One of --preset and --scale; --seed, required, after their
+	 * values (cmd_fixture.c checks). */
 	[MS__FX_PRESET] = OPT("--preset", "P", false, false),
-	[MS__FX_SEED] = OPT("--seed", "N", true, false),
+	[MS__FX_SEED] = OPT("--seed", "N", false, false),
 	[MS__FX_OUT] = OPT("--out", "DIR", false, false),
 	[MS__FX_OPENING] = CHOICE("--opening", "empty|warm", "empty|warm"),
 	[MS__FX_SCALE] = OPT("--scale", "N", false, false),

@@ -332,6 +332,13 @@ parse_request(const ms__opt *o, build_req *r, FILE *err)
 		}
 		snprintf(r->preset, sizeof(r->preset), "%s", v);
 	}
+	/* After the value of --scale or --preset: `--scale abc` without
+	 * --seed said --seed was missing, not that abc is no scale. */
+	if (!o[MS__FX_SEED].count) {
+		fprintf(err, "mergescope fixture build: option --seed N is "
+		             "required\n");
+		return MS_EXIT_USAGE;
+	}
 	if (!plain_decimal(o[MS__FX_SEED].value, 0, UINT64_MAX, &r->seed)) {
 		fprintf(err,
 		        "mergescope fixture build: --seed \"%s\": expected an "

@@ -59,7 +59,9 @@ static const char usage[] =
         "                      [--allow-fail-open]\n"
         "                      [--plugin-host H] [--staging S]\n"
         "                      [--break SPEC]... [--paused] [--speed X]\n"
-        "                      [--no-color] [--ascii] [--headless]\n"
+        "                      [--no-color] [--ascii]\n"
+        "                      [--headless [--json FILE [--force]]\n"
+        "                       [--freeze-at SPEC]]\n"
         "\n"
         "Replays a fixture day through the merge engine and shows it live.\n"
         "Without --fixture the preset's fixture (day-2x) is built once and\n"
@@ -106,7 +108,9 @@ static const char usage[] =
         "                       1200: a day in 72 s), or max\n"
         "  --no-color           no colours (NO_COLOR in the environment too)\n"
         "  --ascii              ASCII borders and glyphs\n"
-        "  --headless           no curses: progress and the report (= run)\n";
+        "  --headless           no curses: progress and the report (= run,\n"
+        "                       which also takes its --json FILE, --force\n"
+        "                       and --freeze-at SPEC here)\n";
 
 /* Remember this session's breakpoints (not go targets) and filter for the
  * next one on the same fixture (tui_memory.c); a failure only loses the
@@ -713,6 +717,32 @@ keyboard(FILE *err)
 	return false;
 }
 
+/* --json, --force and --freeze-at are a headless run's: `tui` takes
+ * them to hand over to `run` (with --headless, or when standard output
+ * is not a terminal; they were refused there as unknown options of
+ * `tui`), and refuses them for the screen, which writes no report and
+ * freezes with f. 0, or MS_EXIT_USAGE after one line. */
+static int
+screen_takes_all(const ms__opt *o, FILE *err)
+{
+	static const int run_only[] = { MS__RO_JSON, MS__RO_FORCE,
+		                        MS__RO_FREEZE_AT };
+	for (size_t i = 0; i < sizeof(run_only) / sizeof(run_only[0]); i++) {
+		if (!o[run_only[i]].count)
+			continue;
+		fprintf(err,
+		        "mergescope tui: %s is an option of the headless run "
+		        "(the screen %s): add --headless, or use mergescope "
+		        "run\n",
+		        o[run_only[i]].name,
+		        run_only[i] == MS__RO_FREEZE_AT
+		                ? "freezes with f at a barrier"
+		                : "writes no report file");
+		return MS_EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -731,6 +761,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	if (o[MS__RO_HEADLESS].count || !isatty(STDOUT_FILENO))
 		return ms__cmd_main(&ms_cmd_run, args->argc, args->argv, out,
 		                    err);
+	if ((rc = screen_takes_all(o, err)))
+		return rc;
 
 	if (!keyboard(err))
 		return MS_EXIT_USAGE;
@@ -786,8 +818,10 @@ const ms_cmd ms_cmd_tui = {
 	.name = "tui",
 	.summary = "watch and steer a replay live (the default)",
 	.usage = usage,
-	/* --json and --force, the last of the shared table, are `run`'s. */
+	/* All of `run`'s: with --headless they are handed over
+	 * (screen_takes_all refuses --json, --force and --freeze-at for
+	 * the screen). */
 	.opts = ms__run_opts,
-	.nopts = MS__RO_JSON,
+	.nopts = MS__RO_COUNT,
 	.exec = exec,
 };

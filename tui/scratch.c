@@ -22,7 +22,9 @@
  * shards (also a `*.frozen-N` directory without a record, made before
  * records existed); `*.sqlite` files under runs/ are run databases, and a
  * run's owner record left under its temporary name (`DB-owner.tmp-PID`,
- * by a run killed before the rename) is a leftover once PID is gone. Anything
+ * by a run killed before the rename) is a leftover once PID is gone, and
+ * so is the empty `oracle.table-PID-XXXXXX` in the cache root that a run
+ * killed while it spilled its verdict oracle's table left. Anything
  * whose owner still runs is never removed, nor what a live process uses:
  * a database its run records to (named by the run's scratch shard record,
  * or by the record beside the database, DB-owner, which the process that
@@ -40,6 +42,7 @@
 
 #include "ms_fixture.h"
 #include "ms_owner.h"
+#include "ms_replay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -393,6 +396,77 @@ db_owner_tmp_alive(const char *path, pid_t pid)
 	return ms_owner_alive(&o);
 }
 
+/* Is name what the verdict oracle leaves in the cache root when killed
+ * between making its table's file and removing the name
+ * (MS_REPLAY_ORACLE_TMP: "oracle.table-PID-XXXXXX", or without "PID-"
+ * from a build before the name held it; *pid 0 then)? mkstemp's six
+ * characters are letters and digits. */
+static bool
+oracle_tmp_name(const char *name, pid_t *pid)
+{
+	static const char pre[] = MS_REPLAY_ORACLE_TMP;
+	if (strncmp(name, pre, sizeof(pre) - 1) != 0)
+		return false;
+	const char *p = name + sizeof(pre) - 1, *dash = strchr(p, '-');
+	*pid = 0;
+	if (dash) {
+		char *end = NULL;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (errno || end != dash || p[0] < '1' || p[0] > '9' ||
+		    v != (long)(pid_t)v)
+			return false;
+		*pid = (pid_t)v;
+		p = dash + 1;
+	}
+	if (strlen(p) != 6)
+		return false;
+	for (; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z')))
+			return false;
+	return true;
+}
+
+/* An oracle table's file left under its name (oracle_tmp_name) in the
+ * cache root: a leftover once its process is gone. The process writes
+ * the file only after removing the name, so one that holds bytes is not
+ * such a file: false then, and it stays not recognised. One without a
+ * process ID in its name is a leftover at once: a run removes the name
+ * the moment the file is open and uses only the open file, so removing
+ * it under a run that has not yet costs that run nothing. */
+static bool
+oracle_leftover(const char *name, const struct stat *st, ms__scratch_item *it)
+{
+	pid_t pid;
+	if (!S_ISREG(st->st_mode) || st->st_size != 0 ||
+	    !oracle_tmp_name(name, &pid))
+		return false;
+	it->kind = MS__IT_LEFTOVER;
+	snprintf(it->what, sizeof(it->what), "oracle table file");
+	it->why[0] = '\0';
+	it->pid = pid;
+	if (pid) {
+		ms_owner o;
+		memset(&o, 0, sizeof(o));
+		o.pid = pid;
+		it->in_use = ms_owner_alive(&o);
+	}
+	return true;
+}
+
+/* What an entry is until a test below tells it: none of mergescope's
+ * things. */
+static void
+not_recognised(ms__scratch_item *it, const struct stat *st)
+{
+	it->kind = MS__IT_OTHER;
+	snprintf(it->what, sizeof(it->what), "not recognised");
+	snprintf(it->why, sizeof(it->why), "%s",
+	         S_ISDIR(st->st_mode) ? "a directory without an owner record"
+	                              : "not a file mergescope makes here");
+}
+
 /* Classify one directory entry of dir (cache_top: the cache root);
  * false when it is to be passed over (the cache's own folders). An entry
  * that is none of mergescope's things is MS__IT_OTHER, with why. */
@@ -413,14 +487,12 @@ classify(const char *dir, const char *name, bool cache_top,
 	snprintf(it->path, sizeof(it->path), "%s", path);
 	time_t now = time(NULL);
 	time_t newest = st.st_mtime;
-	it->kind = MS__IT_OTHER;
-	snprintf(it->what, sizeof(it->what), "not recognised");
-	snprintf(it->why, sizeof(it->why), "%s",
-	         S_ISDIR(st.st_mode) ? "a directory without an owner record"
-	                             : "not a file mergescope makes here");
+	not_recognised(it, &st);
 	bool runs = ends_with(dir, "/runs");
-	if (S_ISREG(st.st_mode) && runs && ends_with(name, ".sqlite") &&
-	    !run_db(path, st.st_size)) {
+	if (cache_top && oracle_leftover(name, &st, it)) {
+		/* kind, pid and use set */
+	} else if (S_ISREG(st.st_mode) && runs && ends_with(name, ".sqlite") &&
+	           !run_db(path, st.st_size)) {
 		snprintf(it->why, sizeof(it->why),
 		         "a file named like a run database that no run wrote "
 		         "(no owner record, no schema version)");
@@ -690,15 +762,27 @@ sweep_one(void *arg, const ms__scratch_item *it)
 	return 0;
 }
 
+/* The exit status for a MERGESCOPE_SCRATCH ms_scratch_root refused
+ * with rc, by the rule for a path on the command line: 64 when the words
+ * show it (not absolute, too long), 2 once the path is looked at (a file,
+ * one the system will not let us look at; it was 64 too). */
+static int
+scratch_exit(int rc)
+{
+	return rc == MS_ERR_INVAL || rc == MS_ERR_RANGE ? MS_EXIT_USAGE
+	                                                : MS_EXIT_ERROR;
+}
+
 int
 ms__scratch_check(FILE *err, const char *cmd)
 {
 	char root[PATH_MAX];
 	ms_errbuf eb = { { 0 } };
-	if (ms_scratch_root(root, sizeof(root), NULL, &eb) == 0)
+	int rc = ms_scratch_root(root, sizeof(root), NULL, &eb);
+	if (rc == 0)
 		return 0;
 	fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
-	return MS_EXIT_USAGE;
+	return scratch_exit(rc);
 }
 
 int
@@ -706,9 +790,10 @@ ms__scratch_sweep(FILE *err, const char *cmd)
 {
 	struct sweep s = { 0 };
 	ms_errbuf eb = { { 0 } };
-	if (ms__scratch_each(sweep_one, &s, false, &eb)) {
+	int rc = ms__scratch_each(sweep_one, &s, false, &eb);
+	if (rc) {
 		fprintf(err, "mergescope %s: %s\n", cmd, eb.msg);
-		return MS_EXIT_USAGE;
+		return scratch_exit(rc);
 	}
 	if (s.n == 0 && s.failed == 0)
 		return 0;

@@ -597,8 +597,11 @@ extern const ms_cmd ms_cmd_bench;
 
 /* Does argv ask c for help: "--help" or "-h" where an option may stand
  * (before "--", not an option's value; for a command without an option
- * table, its first word)? Prints c's usage on out if so. */
-bool ms__cmd_wants_help(const ms_cmd *c, int argc, char **argv, FILE *out);
+ * table, its first word)? -1 if not; else 0 after printing c's usage on
+ * out, or MS_EXIT_USAGE after one line on err when another word is none
+ * of c's options or their values (a stray word, an unknown option). */
+int ms__cmd_help(const ms_cmd *c, int argc, char **argv, FILE *out,
+                 FILE *err);
 /* "mergescope NAME: LAYER is not built yet ..." and MS_EXIT_NOT_BUILT. */
 int ms__cmd_not_built(const ms_cmd *c, const char *layer, FILE *err);
 

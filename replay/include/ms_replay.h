@@ -110,6 +110,15 @@ const char *ms_replay_phase_name(enum ms_replay_phase p);
 
 #define MS_REPLAY_WAIT_TIMEOUT_DEFAULT_NS (600 * 1000000000LL)
 
+/* The name the verdict oracle's table has for a moment in the cache
+ * directory, where the file system has no O_TMPFILE: this prefix, the
+ * run's process ID, '-' and six characters of mkstemp's, e.g.
+ * "oracle.table-4242-a1B2c3". The run removes the name as soon as the
+ * file is open and writes it only then, so one seen with bytes in it is
+ * not a run's; one a run killed in between left is empty, and `clean`
+ * removes it once that process is gone. */
+#define MS_REPLAY_ORACLE_TMP "oracle.table-"
+
 typedef struct ms_replay_opts {
 	const char *fixture_dir; /* required; never written */
 	const char *db_path;     /* required */

@@ -7,7 +7,7 @@
  * database) as soon as their options parse, so this harness links cli.c
  * and the option tables (cli_opts.c) alone, with stand-ins for the
  * command descriptors: each has the name and the option table of the real
- * command (`tui` without --json, as the real one), so ms__cmd_main parses
+ * command (`tui` with all of `run`'s, as the real one), so ms__cmd_main parses
  * as for the real one, and its exec stops right away, checking what the
  * parser promises: required options given, flags without values, options
  * with a value holding one, non-repeatable options given once, values
@@ -74,7 +74,7 @@ check_parsed(const ms__opt *o, size_t n)
 		                     .nopts = n_,                              \
 		                     .exec = var##_exec };
 
-STUB(, ms_cmd_tui, "tui", ms__run_opts, MS__RO_JSON)
+STUB(, ms_cmd_tui, "tui", ms__run_opts, MS__RO_COUNT)
 STUB(, ms_cmd_run, "run", ms__run_opts, MS__RO_COUNT)
 STUB(static, fixture_build, "fixture", ms__fixture_opts, MS__FX_COUNT)
 STUB(, ms_cmd_export, "export", ms__export_opts, MS__EX_COUNT)
