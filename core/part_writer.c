@@ -25,12 +25,15 @@
  *     a writer of a day's traces holds a few hundred KiB, not 32 bytes
  *     per trace. The part's bytes are the same either way. Where no such
  *     file can be had (the part's directory keeps its files in memory,
- *     or takes no O_TMPFILE), the trace hashes past SPILL_AT are dropped
- *     instead and the Bloom filter is built at finish from the trace IDs
- *     in the data section's block headers, read back from the part file
+ *     or takes no O_TMPFILE), the lists stay in memory, but the trace
+ *     hashes only up to HASHES_KEPT_MAX bytes: past that they are dropped
+ *     and the Bloom filter is built at finish from the trace IDs in the
+ *     data section's block headers, read back from the part file
  *     (bloom_from_data): the same bits, as the filter is sized from the
- *     final trace count; a day's finalize on a tmpfs no longer holds 16
- *     bytes for each trace it writes.
+ *     final trace count. A day's finalize on a tmpfs no longer holds 16
+ *     bytes for each trace it writes (4 MiB at day-8x); reading the data
+ *     back costs about 0.25 ms a MB, which is why smaller parts keep
+ *     their hashes.
  *  7. The block directory is held packed (ms__dir_put: the stored size
  *     and row count as uvarints, about 3 bytes a block instead of the
  *     section's 16): a block's offset is the sum of the stored sizes
@@ -94,6 +97,9 @@
  * directory's records (design 7) are read back as a byte stream.
  */
 #define SPILL_AT (64u << 10)
+/* The most of the trace hashes kept in memory where they cannot spill
+ * (design 6): 65,536 traces. */
+#define HASHES_KEPT_MAX (1u << 20)
 
 typedef struct spill {
 	ms_buf mem;
@@ -101,10 +107,11 @@ typedef struct spill {
 	uint64_t spilled; /* bytes in fd */
 	bool keep;        /* no file: every record stays in mem */
 	bool anywhere;    /* spill even to an in-memory file system (tests) */
-	/* No file: drop the records instead of keeping them (set for the
-	 * trace hashes, which finish can rebuild, design 6); `dropped`
-	 * once they were. */
-	bool droppable, dropped;
+	/* Kept in memory (no file): past drop_at bytes (0: never) the
+	 * records are dropped, and all later ones (the trace hashes, which
+	 * finish can rebuild, design 6); `dropped` once they were. */
+	size_t drop_at;
+	bool dropped;
 } spill;
 
 struct ms_part_writer {
@@ -190,7 +197,7 @@ spill_init(spill *s, ms_mem *mem)
 	s->spilled = 0;
 	s->keep = false;
 	s->anywhere = false;
-	s->droppable = false;
+	s->drop_at = 0;
 	s->dropped = false;
 }
 
@@ -225,23 +232,23 @@ spill_open(const char *path, bool anywhere)
 
 /* Append n bytes of records; when they would take the bytes in memory
  * past SPILL_AT, move those to the file first (so `mem` never grows past
- * SPILL_AT). With no file to move them to, a droppable list drops them
- * all, and every later record. Fails only when memory does. */
+ * SPILL_AT). With no file, they stay in memory, up to drop_at bytes when
+ * set: past it they are dropped, and every later record. Fails only when
+ * memory does. */
 static int
 spill_append(spill *s, const char *path, ms_io *io, const void *rec,
              size_t n)
 {
 	if (s->dropped)
 		return 0;
-	if (s->keep || s->mem.len == 0 || s->mem.len + n <= SPILL_AT)
-		return ms_buf_append(&s->mem, rec, n);
-	if (s->fd < 0 && (s->fd = spill_open(path, s->anywhere)) < 0 &&
-	    s->droppable) {
+	if (s->keep && s->drop_at && n > s->drop_at - s->mem.len) {
 		s->dropped = true;
 		ms_buf_release(&s->mem);
 		return 0;
 	}
-	if (s->fd < 0)
+	if (s->keep || s->mem.len == 0 || s->mem.len + n <= SPILL_AT)
+		return ms_buf_append(&s->mem, rec, n);
+	if (s->fd < 0 && (s->fd = spill_open(path, s->anywhere)) < 0)
 		s->keep = true;
 	/* A failed write leaves bytes past `spilled` that are never read. */
 	else if (ms__write_all(s->fd, s->mem.data, s->mem.len, io) != 0)
@@ -287,6 +294,7 @@ void
 ms__part_writer_keep_lists(ms_part_writer *w)
 {
 	w->index.keep = w->hashes.keep = true;
+	w->hashes.drop_at = 0;
 }
 
 void
@@ -328,7 +336,7 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	ms_buf_init(&w->ub, o.mem, MS__UNIT_MAX);
 	spill_init(&w->index, o.mem);
 	spill_init(&w->hashes, o.mem);
-	w->hashes.droppable = true;
+	w->hashes.drop_at = HASHES_KEPT_MAX;
 	ms_buf_init(&w->lens, o.mem, 0);
 	ms_buf_init(&w->ptrs, o.mem, 0);
 	XXH64_reset(&w->content, 0);
