@@ -1253,7 +1253,9 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	const size_t bufsize = SPILL_AT + MS__DIR_REC_MAX;
 	uint8_t *buf = ms_mem_alloc(w->mem, bufsize);
 	/* The data section, then index, bloom and footer through the same
-	 * descriptor, which is fsynced once and closed: nothing re-opened. */
+	 * descriptor, which is fsynced once and closed: nothing re-opened to
+	 * write (a Bloom filter built from the data, design 6, opens the
+	 * file to read its block headers back). */
 	const char *file = MS__F_DATA;
 	int rc = flush_out(w);
 	if (rc) {
