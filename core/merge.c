@@ -258,8 +258,11 @@ typedef struct merge_ctx {
 	size_t negroup;
 	uint8_t etid[MS_TRACE_ID_MAX];
 	uint32_t etid_len;
-	uint64_t *drop_rows; /* rows of the i-th confirmed drop */
-	size_t ndrops, capdrops;
+	/* The rows of each confirmed drop, in order, as uvarints (a byte or
+	 * two each, where a u64 each had taken 1 MiB at a day-8x finalize's
+	 * 104,517 drops). */
+	ms_buf drop_rows;
+	size_t ndrops;
 	bool empty; /* every trace dropped: no output part */
 	/* Retain mode (design 15): the staged payload of pending traces. */
 	bool retain;
@@ -806,19 +809,11 @@ stage_emit(void *ctx, const ms_stage_emit *e, ms_errbuf *eb)
 		return rc;
 	}
 	c->res->sampling.rows_dropped += e->nrows;
-	if (c->ndrops == c->capdrops) {
-		size_t cap = c->capdrops ? 2 * c->capdrops : 256, ob, nb;
-		if (!ms_mul_ok(c->capdrops, sizeof(uint64_t), &ob) ||
-		    !ms_mul_ok(cap, sizeof(uint64_t), &nb))
-			return ms_fail(eb, MS_ERR_RANGE, "too many drops");
-		uint64_t *v = ms_mem_realloc(c->mem, c->drop_rows, ob, nb);
-		if (!v)
-			return ms_fail(eb, MS_ERR_NOMEM,
-			               "out of memory for %zu drops", cap);
-		c->drop_rows = v;
-		c->capdrops = cap;
-	}
-	c->drop_rows[c->ndrops++] = e->nrows;
+	if (ms_buf_append_uvarint(&c->drop_rows, e->nrows) != 0)
+		return ms_fail(eb, MS_ERR_NOMEM,
+		               "out of memory for the row counts of %zu drops",
+		               c->ndrops + 1);
+	c->ndrops++;
 	if (c->retain && e->batch_end)
 		hold_batch_done(c, e);
 	return 0;
@@ -1256,9 +1251,8 @@ release_ctx(merge_ctx *c)
 	scratch_release(c, &c->sc);
 	scratch_release(c, &c->esc);
 	ms_arena_release(&c->hold);
-	ms_mem_free(c->mem, c->drop_rows, c->capdrops * sizeof(uint64_t));
+	ms_buf_release(&c->drop_rows);
 	ms_mem_free(c->mem, c->egroup, c->nsrcs * sizeof(size_t));
-	c->drop_rows = NULL;
 	c->egroup = NULL;
 	ms_mem_free(c->mem, c->srcs, c->nsrcs * sizeof(src));
 	ms_mem_free(c->mem, c->heap, c->nsrcs * sizeof(size_t));
@@ -1616,9 +1610,12 @@ report_drops(merge_ctx *c)
 		return;
 	ms_dropset_iter it;
 	ms_dropset_iter_init(&it, c->drops);
+	ms_rd rows;
+	ms_rd_init(&rows, c->drop_rows.data, c->drop_rows.len);
 	for (size_t i = 0; i < c->ndrops && ms_dropset_next(&it, NULL, NULL);
 	     i++)
-		req->on_drop(req->drop_arg, it.tid, it.len, c->drop_rows[i]);
+		req->on_drop(req->drop_arg, it.tid, it.len,
+		             ms_rd_uvarint(&rows));
 }
 
 static int
@@ -1700,6 +1697,7 @@ attempt(const ms_merge_req *req, const ms_merge_hooks *hooks,
 	c.io = io;
 	ms_arena_init(&c.sc.arena, mem, ARENA_CHUNK, 1);
 	ms_arena_init(&c.esc.arena, mem, ARENA_CHUNK, 1);
+	ms_buf_init(&c.drop_rows, mem, 0);
 	c.lossless = lossless;
 	c.t_stage = ms_mono_ns();
 

@@ -355,8 +355,8 @@ uint64_t ms__part_iter_released(const struct ms_part_iter *it);
 
 /* ---- part_writer.c ---- */
 /* Keep the writer's block directory and trace hashes in memory instead of
- * spilling them (part_writer.c, design 6): the path taken when no
- * temporary file can be made, for tests. Call right after open. */
+ * spilling them, or dropping the hashes where no temporary file can be
+ * made (part_writer.c, design 6): for tests. Call right after open. */
 void ms__part_writer_keep_lists(ms_part_writer *w);
 /* Spill them even where the part's directory keeps its files in memory
  * (tmpfs), which a writer otherwise does not: for tests. Call right after

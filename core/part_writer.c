@@ -23,7 +23,17 @@
  *     order, at finish: each keeps its last SPILL_AT bytes in memory and
  *     the rest in an unlinked temporary file next to the part (spill), so
  *     a writer of a day's traces holds a few hundred KiB, not 32 bytes
- *     per trace. The part's bytes are the same either way.
+ *     per trace. The part's bytes are the same either way. Where no such
+ *     file can be had (the part's directory keeps its files in memory,
+ *     or takes no O_TMPFILE), the lists stay in memory, but the trace
+ *     hashes only up to HASHES_KEPT_MAX bytes: past that they are dropped
+ *     and the Bloom filter is built at finish from the trace IDs in the
+ *     data section's block headers, read back from the part file
+ *     (bloom_from_data): the same bits, as the filter is sized from the
+ *     final trace count. A day's finalize on a tmpfs no longer holds 16
+ *     bytes for each trace it writes (4 MiB at day-8x); reading the data
+ *     back costs about 0.25 ms a MB, which is why smaller parts keep
+ *     their hashes.
  *  7. The block directory is held packed (ms__dir_put: the stored size
  *     and row count as uvarints, about 3 bytes a block instead of the
  *     section's 16): a block's offset is the sum of the stored sizes
@@ -87,6 +97,9 @@
  * directory's records (design 7) are read back as a byte stream.
  */
 #define SPILL_AT (64u << 10)
+/* The most of the trace hashes kept in memory where they cannot spill
+ * (design 6): 65,536 traces. */
+#define HASHES_KEPT_MAX (1u << 20)
 
 typedef struct spill {
 	ms_buf mem;
@@ -94,6 +107,11 @@ typedef struct spill {
 	uint64_t spilled; /* bytes in fd */
 	bool keep;        /* no file: every record stays in mem */
 	bool anywhere;    /* spill even to an in-memory file system (tests) */
+	/* Kept in memory (no file): past drop_at bytes (0: never) the
+	 * records are dropped, and all later ones (the trace hashes, which
+	 * finish can rebuild, design 6); `dropped` once they were. */
+	size_t drop_at;
+	bool dropped;
 } spill;
 
 struct ms_part_writer {
@@ -179,6 +197,8 @@ spill_init(spill *s, ms_mem *mem)
 	s->spilled = 0;
 	s->keep = false;
 	s->anywhere = false;
+	s->drop_at = 0;
+	s->dropped = false;
 }
 
 static void
@@ -212,11 +232,20 @@ spill_open(const char *path, bool anywhere)
 
 /* Append n bytes of records; when they would take the bytes in memory
  * past SPILL_AT, move those to the file first (so `mem` never grows past
- * SPILL_AT). Fails only when memory does. */
+ * SPILL_AT). With no file, they stay in memory, up to drop_at bytes when
+ * set: past it they are dropped, and every later record. Fails only when
+ * memory does. */
 static int
 spill_append(spill *s, const char *path, ms_io *io, const void *rec,
              size_t n)
 {
+	if (s->dropped)
+		return 0;
+	if (s->keep && s->drop_at && n > s->drop_at - s->mem.len) {
+		s->dropped = true;
+		ms_buf_release(&s->mem);
+		return 0;
+	}
 	if (s->keep || s->mem.len == 0 || s->mem.len + n <= SPILL_AT)
 		return ms_buf_append(&s->mem, rec, n);
 	if (s->fd < 0 && (s->fd = spill_open(path, s->anywhere)) < 0)
@@ -265,6 +294,7 @@ void
 ms__part_writer_keep_lists(ms_part_writer *w)
 {
 	w->index.keep = w->hashes.keep = true;
+	w->hashes.drop_at = 0;
 }
 
 void
@@ -306,6 +336,7 @@ ms_part_writer_open(ms_part_writer **out, const char *tmp_path, uint64_t id,
 	ms_buf_init(&w->ub, o.mem, MS__UNIT_MAX);
 	spill_init(&w->index, o.mem);
 	spill_init(&w->hashes, o.mem);
+	w->hashes.drop_at = HASHES_KEPT_MAX;
 	ms_buf_init(&w->lens, o.mem, 0);
 	ms_buf_init(&w->ptrs, o.mem, 0);
 	XXH64_reset(&w->content, 0);
@@ -1095,8 +1126,80 @@ bloom_add_all(uint8_t *bits, uint64_t nbits, const uint8_t *p, size_t n)
 	}
 }
 
-/* The bloom section from the trace hashes (spilled ones read through
- * buf). */
+/* The trace IDs of the data section [0, data_off), read back from the
+ * part file through buf (bufsize bytes) block header by block header,
+ * into the filter bits[0..nbits / 8): each trace's first block, as
+ * note_trace saw them (design 6). The file is the writer's own, fully
+ * written: anything out of place is MS_ERR_STATE. */
+static int
+bloom_from_data(ms_part_writer *w, uint8_t *bits, uint64_t nbits,
+                uint8_t *buf, size_t bufsize)
+{
+	int fd = open(w->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ms_err_from_errno(errno);
+	uint8_t last[MS_TRACE_ID_MAX];
+	uint32_t last_len = 0;
+	uint64_t traces = 0, off = 0, base = 0, have = 0;
+	int rc = 0;
+	while (rc == 0 && off < w->data_off) {
+		if (off + MS__BLOCK_HDR > base + have) {
+			uint64_t left = w->data_off - off;
+			size_t n = left < bufsize ? (size_t)left : bufsize;
+			if (n < MS__BLOCK_HDR ||
+			    (rc = ms_fs_pread_all(fd, buf, n, off)))
+				break;
+			base = off;
+			have = n;
+		}
+		const uint8_t *p = buf + (off - base);
+		uint32_t len = p[offsetof(struct ms__block_disk, tid_len)];
+		const uint8_t *tid =
+		        p + offsetof(struct ms__block_disk, trace_id);
+		if (memcmp(p, MS__BLOCK_MAGIC, 4) != 0 || len < 1 ||
+		    len > MS_TRACE_ID_MAX)
+			break;
+		if (len != last_len || memcmp(tid, last, len) != 0) {
+			uint64_t h[2];
+			ms__bloom_hash(tid, len, h);
+			ms__bloom_add(bits, nbits, h);
+			memcpy(last, tid, len);
+			last_len = len;
+			traces++;
+		}
+		off += MS__BLOCK_HDR +
+		       (uint64_t)ms_le32(p + offsetof(struct ms__block_disk,
+		                                      a_stored)) +
+		       ms_le32(p + offsetof(struct ms__block_disk, b_stored));
+	}
+	close(fd);
+	if (rc == 0 && (off != w->data_off || traces != w->meta.traces))
+		rc = MS_ERR_STATE;
+	return rc;
+}
+
+/* The trace hashes into the filter bits[0..nbits / 8), spilled ones read
+ * through buf. */
+static int
+bloom_from_hashes(const spill *s, uint64_t traces, uint8_t *bits,
+                  uint64_t nbits, uint8_t *buf)
+{
+	if (s->spilled + s->mem.len != traces * 16)
+		return MS_ERR_STATE;
+	for (uint64_t off = 0; off < s->spilled;) {
+		size_t k;
+		int rc = spill_read(s, buf, off, &k);
+		if (rc)
+			return rc;
+		bloom_add_all(bits, nbits, buf, k);
+		off += k;
+	}
+	bloom_add_all(bits, nbits, s->mem.data, s->mem.len);
+	return 0;
+}
+
+/* The bloom section from the trace hashes, or from the data section when
+ * they were dropped (design 6); buf: SPILL_AT bytes to read through. */
 static int
 build_bloom(ms_part_writer *w, ms_buf *dst, uint8_t *buf)
 {
@@ -1113,17 +1216,13 @@ build_bloom(ms_part_writer *w, ms_buf *dst, uint8_t *buf)
 	ms_put_le32(b + offsetof(struct ms__bloom_hdr, k), MS_BLOOM_K);
 	ms_put_le64(b + offsetof(struct ms__bloom_hdr, nbits), nbits);
 	ms_put_le64(b + offsetof(struct ms__bloom_hdr, items), w->meta.traces);
-	const spill *s = &w->hashes;
-	if (s->spilled + s->mem.len != w->meta.traces * 16)
-		return MS_ERR_STATE;
-	for (uint64_t off = 0; off < s->spilled;) {
-		size_t k;
-		if ((rc = spill_read(s, buf, off, &k)))
-			return rc;
-		bloom_add_all(b + MS__BLOOM_HDR, nbits, buf, k);
-		off += k;
-	}
-	bloom_add_all(b + MS__BLOOM_HDR, nbits, s->mem.data, s->mem.len);
+	uint8_t *bits = b + MS__BLOOM_HDR;
+	rc = w->hashes.dropped
+	             ? bloom_from_data(w, bits, nbits, buf, SPILL_AT)
+	             : bloom_from_hashes(&w->hashes, w->meta.traces, bits,
+	                                 nbits, buf);
+	if (rc)
+		return rc;
 	dst->len = n;
 	return ms_buf_append_le64(dst, XXH64(b, n, 0));
 }
@@ -1154,7 +1253,9 @@ ms_part_writer_finish(ms_part_writer *w, ms_part_meta *meta, ms_errbuf *eb)
 	const size_t bufsize = SPILL_AT + MS__DIR_REC_MAX;
 	uint8_t *buf = ms_mem_alloc(w->mem, bufsize);
 	/* The data section, then index, bloom and footer through the same
-	 * descriptor, which is fsynced once and closed: nothing re-opened. */
+	 * descriptor, which is fsynced once and closed: nothing re-opened to
+	 * write (a Bloom filter built from the data, design 6, opens the
+	 * file to read its block headers back). */
 	const char *file = MS__F_DATA;
 	int rc = flush_out(w);
 	if (rc) {

@@ -1683,6 +1683,48 @@ test_staging_freed_before_output_closes(void **state)
 	sfx_close(&s);
 }
 
+/* What a merge holds of its confirmed drops through its index merges and
+ * publication: the drop set (about 31 bytes a drop here) and each drop's
+ * row count for on_drop, a uvarint of a byte or two. The row counts had
+ * taken a u64 each in an array doubling from 256 (39 bytes a drop here
+ * in all; 1 MiB at a day-8x finalize's 104,517 drops). */
+static void
+test_drop_rows_held_compactly(void **state)
+{
+	(void)state;
+	size_t n[2] = { 2000, 8000 };
+	int64_t held[2];
+	for (int i = 0; i < 2; i++) {
+		sfx s;
+		sfx_open(&s, n[i], "detdrop:100");
+		live_seen l = { .mem = &s.f.mem };
+		ms_merge_hooks h = { .stage = read_live, .arg = &l };
+		ms_merge_req req = {
+			.shard = s.f.s,
+			.inputs = s.ids,
+			.ninputs = 3,
+			.parent_mem = &s.f.mem,
+			.pipeline = s.p,
+			.segment_min_ns = WIDE_SEG_MIN,
+			.segment_max_ns = WIDE_SEG_MAX,
+			.now_ns = MATURE_NS,
+		};
+		ms_merge_result res;
+		ms_errbuf eb = { { 0 } };
+		assert_int_equal(ms__merge_execute_hooked(&req, &h, &res, &eb),
+		                 0);
+		assert_int_equal(res.sampling.traces_dropped, n[i]);
+		held[i] = l.at[MS_MERGE_STAGE_INDEX] - l.at[MS_MERGE_STAGE_PIN];
+		sfx_close(&s);
+	}
+	double per_drop = (double)(held[1] - held[0]) / (double)(n[1] - n[0]);
+	print_message("held at the index stage: %lld bytes for %zu drops, "
+	              "%lld for %zu: %.1f bytes a drop\n",
+	              (long long)held[0], n[0], (long long)held[1], n[1],
+	              per_drop);
+	assert_true(per_drop < 35.0);
+}
+
 /* A merge that does not sample records no staging plan (as the
  * reference records one only with the filter it builds). */
 static void
@@ -2729,6 +2771,7 @@ main(void)
 		cmocka_unit_test(test_timed_out_batch_untouched_after_merge),
 		cmocka_unit_test(test_staged_gauge_moves_during_merge),
 		cmocka_unit_test(test_staging_freed_before_output_closes),
+		cmocka_unit_test(test_drop_rows_held_compactly),
 		cmocka_unit_test(test_boundary_guard_retains_edge_traces),
 		cmocka_unit_test(test_segment_and_event_reasons),
 		cmocka_unit_test(test_no_segment_keeps_droppable_traces),
