@@ -637,6 +637,27 @@ test_status_80_keeps_variant(void **state)
 	assert_non_null(strstr(row, " primary"));
 }
 
+/* A variant too long for the 80-column line (a chain) is left out, and
+ * the merges, which went before it, come back in the room it left: the
+ * line read "t ... frontier ...  db ..." with no merge count. */
+static void
+test_status_80_long_variant_keeps_merges(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	f->s.view->merges_sampled = 0;
+	f->s.view->merges_bypassed = 31;
+	snprintf(f->s.view->variant, sizeof(f->s.view->variant), "%s",
+	         "skywalking,detdrop:{\"percent\":35},alwayskeep");
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " t 06:12:30 frontier 04:12:30 "));
+	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
+	assert_null(strstr(row, "detdrop"));
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, "skywalking,detdrop:{\"percent\":35},"
+	                            "alwayskeep"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -3684,6 +3705,7 @@ main(void)
 		T(test_axis_end_label),
 		T(test_counts_short_form),
 		T(test_status_80_keeps_variant),
+		T(test_status_80_long_variant_keeps_merges),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
