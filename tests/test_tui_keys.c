@@ -3050,6 +3050,55 @@ test_help_focus_details_quit(void **state)
 	assert_true(f->s.quit);
 }
 
+/* The rows of the open box's side at w x h: from its top-left corner,
+ * found by its title, down to its bottom-left one; -1 if not there. */
+static int
+box_rows(fx *f, int w, int h, const char *title)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	int top = -1, left = -1, rows = -1;
+	char row[4096];
+	for (int y = 0; y < h && top < 0; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		if (strstr(row, title))
+			top = y;
+	}
+	for (int x = 0; top >= 0 && x < w && left < 0; x++)
+		if (ms_canvas_at(&cv, x, top).ch == 0x250c)
+			left = x;
+	for (int y = top + 1; left >= 0 && y < h && rows < 0; y++)
+		if (ms_canvas_at(&cv, left, y).ch != 0x2502)
+			rows = ms_canvas_at(&cv, left, y).ch == 0x2514
+			               ? y - top - 1
+			               : -1;
+	ms_canvas_release(&cv);
+	return rows;
+}
+
+/* A part's details (seven lines) sit in a box as tall as they are: the
+ * box took the screen's height (39 rows at 132x43), most of it blank.
+ * A merge's, longer than the screen, still takes all of it. */
+static void
+test_details_box_fits_content(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	size_t lines = ms__detail_lines(f->s.view, ms_layout_overlay_w(132) - 2,
+	                                NULL);
+	assert_true(lines < 16);
+	assert_int_equal(box_rows(f, 132, 43, "Part  (Esc closes)"),
+	                 (int)lines);
+	keys(f, "\n");
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_int_equal(box_rows(f, 80, 24, "Merge #"), 24 - 4 - 2);
+}
+
 /* The details of a sampled merge show its staging: planned and cut
  * batches, the planner's limits, the arena, and each batch with its
  * charged bytes, traces and flush reason. */
@@ -3730,6 +3779,7 @@ main(void)
 		T(test_help_names_every_key),
 		T(test_goto_and_speed_refusals_say_the_range),
 		T(test_details_scroll),
+		T(test_details_box_fits_content),
 		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),
 		T(test_mouse),
