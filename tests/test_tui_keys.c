@@ -3101,7 +3101,7 @@ test_details_box_fits_content(void **state)
 
 /* The details of a sampled merge show its staging: planned and cut
  * batches, the planner's limits, the arena, and each batch with its
- * charged bytes, traces and flush reason. */
+ * charged bytes, traces and what cut it. */
 static void
 test_details_show_staged_batches(void **state)
 {
@@ -3116,32 +3116,43 @@ test_details_show_staged_batches(void **state)
 	e->peak_concurrent = 31u << 20;
 	e->arena_cold = 28u << 20;
 	e->arena_reused = 27u << 20;
-	e->nbatch = 2;
+	e->nbatch = 3;
 	e->batch[0].charged = 30u << 20;
 	e->batch[0].traces = 16559;
 	snprintf(e->batch[0].reason, sizeof(e->batch[0].reason), "bytes");
-	e->batch[1].charged = 12u << 20;
-	e->batch[1].traces = 8264;
-	snprintf(e->batch[1].reason, sizeof(e->batch[1].reason), "final");
+	e->batch[1].charged = 29u << 20;
+	e->batch[1].traces = 65536;
+	snprintf(e->batch[1].reason, sizeof(e->batch[1].reason), "traces");
+	e->batch[2].charged = 12u << 20;
+	e->batch[2].traces = 8264;
+	snprintf(e->batch[2].reason, sizeof(e->batch[2].reason), "final");
 	ms_session_snapshot(&f->s);
 	ms_session_key(&f->s, MS_KEY_ENTER);
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
 	ms_canvas cv;
 	ms_canvas_init(&cv);
 	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	/* What cut each, "(full)" after the limit it reached: the one cut
+	 * at the trace limit read "65536 traces, traces". */
 	static const char *const want[] = {
-		"planned batches", "preferred / hard",    "arena cold/reused",
-		"batch 1",         "16559 traces, bytes", "8264 traces, final",
+		"planned batches",
+		"preferred / hard",
+		"arena cold/reused",
+		"batch 1",
+		"30.0M (full), 16559 traces ",
+		"29.0M, 65536 traces (full) ",
+		"12.0M, 8264 traces, last ",
 	};
-	bool seen[6] = { false };
+	enum { NWANT = sizeof(want) / sizeof(want[0]) };
+	bool seen[NWANT] = { false };
 	char row[4096];
 	for (int y = 0; y < 60; y++) {
 		ms_canvas_row(&cv, y, row, sizeof(row));
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < NWANT; k++)
 			seen[k] = seen[k] || strstr(row, want[k]);
 	}
 	ms_canvas_release(&cv);
-	for (int k = 0; k < 6; k++)
+	for (int k = 0; k < NWANT; k++)
 		if (!seen[k])
 			fail_msg("details lack \"%s\"", want[k]);
 }
