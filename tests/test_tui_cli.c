@@ -1254,6 +1254,54 @@ test_variants_hint_skips_dangling_link(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A frozen merge's command, said on quitting, wrapped to the terminal:
+ * it went out on one line that the terminal cut mid-word at its edge
+ * ("...tuiuse-scrat" / "ch/t.db..." at 80 columns). Each line fits,
+ * each but the last is continued with " \\", and a shell joining them
+ * reads the command back. */
+static void
+test_say_command_continues_lines(void **state)
+{
+	(void)state;
+	static const char cmd[] =
+	        "/work/wt/x/build/tui/mergescope merge-once --frozen "
+	        "/dev/shm/x-scratch/t.db.30040.shard.frozen-252 --variant "
+	        "skywalking";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ms__say_command(f, cmd, 80);
+	fclose(f);
+	char joined[512] = "";
+	size_t lines = 0;
+	for (const char *p = buf; *p; lines++) {
+		const char *nl = strchr(p, '\n');
+		assert_non_null(nl);
+		assert_true(nl - p <= 80);
+		assert_true(strncmp(p, "  ", 2) == 0 && p[2] != ' ');
+		while (*p == ' ')
+			p++;
+		bool more = nl[1] != '\0';
+		int n = (int)(nl - p) - (more ? 2 : 0);
+		if (more)
+			assert_true(strncmp(nl - 2, " \\", 2) == 0);
+		size_t o = strlen(joined);
+		snprintf(joined + o, sizeof(joined) - o, "%s%.*s", o ? " " : "",
+		         n, p);
+		p = nl + 1;
+	}
+	assert_true(lines >= 2);
+	assert_string_equal(joined, cmd);
+	free(buf);
+	/* Not a terminal: one line, as it was. */
+	f = open_memstream(&buf, &len);
+	ms__say_command(f, cmd, 0);
+	fclose(f);
+	assert_int_equal(strlen(buf), strlen(cmd) + 3);
+	free(buf);
+}
+
 /* A line said around the screen, wrapped to the terminal: a path longer
  * than the line went out cut, "...-28702.sq", newline, "  lite", and
  * pasted as two pieces. It goes whole on a line of its own; the words
@@ -1437,6 +1485,7 @@ main(void)
 		cmocka_unit_test(test_notes_long_line_dropped_whole),
 		cmocka_unit_test(test_variants_hint_skips_dangling_link),
 		cmocka_unit_test(test_say_wrapped_keeps_paths_whole),
+		cmocka_unit_test(test_say_command_continues_lines),
 		cmocka_unit_test(test_run_failed_text),
 		cmocka_unit_test(test_bare_without_terminal),
 		cmocka_unit_test(test_stopper_sleeps_until_a_signal),

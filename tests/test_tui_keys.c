@@ -637,6 +637,27 @@ test_status_80_keeps_variant(void **state)
 	assert_non_null(strstr(row, " primary"));
 }
 
+/* A variant too long for the 80-column line (a chain) is left out, and
+ * the merges, which went before it, come back in the room it left: the
+ * line read "t ... frontier ...  db ..." with no merge count. */
+static void
+test_status_80_long_variant_keeps_merges(void **state)
+{
+	fx *f = *state;
+	char row[1024];
+	f->s.view->merges_sampled = 0;
+	f->s.view->merges_bypassed = 31;
+	snprintf(f->s.view->variant, sizeof(f->s.view->variant), "%s",
+	         "skywalking,detdrop:{\"percent\":35},alwayskeep");
+	status_row(f, 80, row, sizeof(row));
+	assert_non_null(strstr(row, " t 06:12:30 frontier 04:12:30 "));
+	assert_non_null(strstr(row, " merges 57 (31 bypassed)"));
+	assert_null(strstr(row, "detdrop"));
+	status_row(f, 200, row, sizeof(row));
+	assert_non_null(strstr(row, "skywalking,detdrop:{\"percent\":35},"
+	                            "alwayskeep"));
+}
+
 /* A breakpoint hit names its spec on the status line at every width the
  * screen draws, before the counts that make room for it. */
 static void
@@ -3029,9 +3050,58 @@ test_help_focus_details_quit(void **state)
 	assert_true(f->s.quit);
 }
 
+/* The rows of the open box's side at w x h: from its top-left corner,
+ * found by its title, down to its bottom-left one; -1 if not there. */
+static int
+box_rows(fx *f, int w, int h, const char *title)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	int top = -1, left = -1, rows = -1;
+	char row[4096];
+	for (int y = 0; y < h && top < 0; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		if (strstr(row, title))
+			top = y;
+	}
+	for (int x = 0; top >= 0 && x < w && left < 0; x++)
+		if (ms_canvas_at(&cv, x, top).ch == 0x250c)
+			left = x;
+	for (int y = top + 1; left >= 0 && y < h && rows < 0; y++)
+		if (ms_canvas_at(&cv, left, y).ch != 0x2502)
+			rows = ms_canvas_at(&cv, left, y).ch == 0x2514
+			               ? y - top - 1
+			               : -1;
+	ms_canvas_release(&cv);
+	return rows;
+}
+
+/* A part's details (seven lines) sit in a box as tall as they are: the
+ * box took the screen's height (39 rows at 132x43), most of it blank.
+ * A merge's, longer than the screen, still takes all of it. */
+static void
+test_details_box_fits_content(void **state)
+{
+	fx *f = *state;
+	f->s.view->ui.focus = MS_FOCUS_INVENTORY;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	size_t lines = ms__detail_lines(f->s.view, ms_layout_overlay_w(132) - 2,
+	                                NULL);
+	assert_true(lines < 16);
+	assert_int_equal(box_rows(f, 132, 43, "Part  (Esc closes)"),
+	                 (int)lines);
+	keys(f, "\n");
+	f->s.view->ui.focus = MS_FOCUS_EVENTS;
+	keys(f, "\n");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
+	assert_int_equal(box_rows(f, 80, 24, "Merge #"), 24 - 4 - 2);
+}
+
 /* The details of a sampled merge show its staging: planned and cut
  * batches, the planner's limits, the arena, and each batch with its
- * charged bytes, traces and flush reason. */
+ * charged bytes, traces and what cut it. */
 static void
 test_details_show_staged_batches(void **state)
 {
@@ -3046,32 +3116,43 @@ test_details_show_staged_batches(void **state)
 	e->peak_concurrent = 31u << 20;
 	e->arena_cold = 28u << 20;
 	e->arena_reused = 27u << 20;
-	e->nbatch = 2;
+	e->nbatch = 3;
 	e->batch[0].charged = 30u << 20;
 	e->batch[0].traces = 16559;
 	snprintf(e->batch[0].reason, sizeof(e->batch[0].reason), "bytes");
-	e->batch[1].charged = 12u << 20;
-	e->batch[1].traces = 8264;
-	snprintf(e->batch[1].reason, sizeof(e->batch[1].reason), "final");
+	e->batch[1].charged = 29u << 20;
+	e->batch[1].traces = 65536;
+	snprintf(e->batch[1].reason, sizeof(e->batch[1].reason), "traces");
+	e->batch[2].charged = 12u << 20;
+	e->batch[2].traces = 8264;
+	snprintf(e->batch[2].reason, sizeof(e->batch[2].reason), "final");
 	ms_session_snapshot(&f->s);
 	ms_session_key(&f->s, MS_KEY_ENTER);
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_DETAIL);
 	ms_canvas cv;
 	ms_canvas_init(&cv);
 	assert_int_equal(ms_render_frame(&cv, f->s.view, 200, 60), 0);
+	/* What cut each, "(full)" after the limit it reached: the one cut
+	 * at the trace limit read "65536 traces, traces". */
 	static const char *const want[] = {
-		"planned batches", "preferred / hard",    "arena cold/reused",
-		"batch 1",         "16559 traces, bytes", "8264 traces, final",
+		"planned batches",
+		"preferred / hard",
+		"arena cold/reused",
+		"batch 1",
+		"30.0M (full), 16559 traces ",
+		"29.0M, 65536 traces (full) ",
+		"12.0M, 8264 traces, last ",
 	};
-	bool seen[6] = { false };
+	enum { NWANT = sizeof(want) / sizeof(want[0]) };
+	bool seen[NWANT] = { false };
 	char row[4096];
 	for (int y = 0; y < 60; y++) {
 		ms_canvas_row(&cv, y, row, sizeof(row));
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < NWANT; k++)
 			seen[k] = seen[k] || strstr(row, want[k]);
 	}
 	ms_canvas_release(&cv);
-	for (int k = 0; k < 6; k++)
+	for (int k = 0; k < NWANT; k++)
 		if (!seen[k])
 			fail_msg("details lack \"%s\"", want[k]);
 }
@@ -3684,6 +3765,7 @@ main(void)
 		T(test_axis_end_label),
 		T(test_counts_short_form),
 		T(test_status_80_keeps_variant),
+		T(test_status_80_long_variant_keeps_merges),
 		T(test_goto_back_unavailable),
 		T(test_sampling_counts),
 		T(test_goto_user_speed_kept),
@@ -3708,6 +3790,7 @@ main(void)
 		T(test_help_names_every_key),
 		T(test_goto_and_speed_refusals_say_the_range),
 		T(test_details_scroll),
+		T(test_details_box_fits_content),
 		T(test_focus_skips_folded_panels),
 		T(test_zoom_keys),
 		T(test_mouse),

@@ -1148,6 +1148,48 @@ test_paused_at_the_start(void **state)
 	free(st);
 }
 
+/* `.` at a slow speed goes to the next point at once: each step reads
+ * PAUSED at step with one more publication out. It waited for the gap to
+ * the next publication at the run's speed, standing RUNNING meanwhile
+ * (27 s at 1x on the default day; here, at 1e-9x, for ever: a hung step
+ * fails after RT_STOP_TIMEOUT_S, not a timing assertion). */
+static void
+test_step_does_not_wait_for_speed(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "slowstep", "disabled");
+	run.o.start_paused = true;
+	run.o.speed = 1e-9;
+	live l;
+	live_open(&l, &run, false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	ms_errbuf eb = { "" };
+	for (uint64_t k = 1; k <= 3; k++) {
+		assert_int_equal(l.ctl.ops->step(l.ctl.self, &eb), 0);
+		/* (It reads as stopped until the step begins.) */
+		struct timespec tick = { 0, 10 * 1000000L };
+		for (int i = 0; i < 12000; i++) {
+			assert_true(rt_wait_stop(l.r, st));
+			if (st->pub_done >= k)
+				break;
+			nanosleep(&tick, NULL);
+		}
+		if (st->state != MS_REPLAY_PAUSED || st->pub_done != k)
+			fail_msg("step %" PRIu64 ": state %d, %" PRIu64
+			         " publications out",
+			         k, (int)st->state, st->pub_done);
+		char row[1024];
+		live_snapshot(&l);
+		status_row(l.v, 132, row, sizeof(row));
+		if (!strstr(row, "PAUSED   at step"))
+			fail_msg("status after step %" PRIu64 ": %s", k, row);
+	}
+	live_close(&l);
+	free(st);
+}
+
 /* What a link's plugin logged, in the link's details (Enter in the
  * plugins panel): its lines kept and suppressed and its last lines, at
  * 132x44 and 80x24. A chain of a plugin that logs 300 lines in each
@@ -1477,6 +1519,7 @@ main(void)
 		cmocka_unit_test(test_event_details_whole),
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
+		cmocka_unit_test(test_step_does_not_wait_for_speed),
 		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),

@@ -510,6 +510,20 @@ test_staging_no_preferred_yet(void **state)
 	assert_non_null(
 	        strstr(t, "|live 0B  peak 0B  preferred -  hard 256M "));
 	free(t);
+	/* Recent merges that staged nothing (bypassed) say so, where a
+	 * row of the lowest bars read as small peaks; one that staged
+	 * brings the bars back. */
+	memset(f->view->staging.spark, 0, sizeof(f->view->staging.spark));
+	t = draw_and_read(f, 132, 46);
+	assert_non_null(strstr(t, "|recent merges staged nothing"));
+	free(t);
+	t = draw_and_read(f, 100, 30);
+	assert_non_null(strstr(t, "|recent merges staged nothing "));
+	free(t);
+	f->view->staging.spark[f->view->staging.nspark - 1] = 1048576;
+	t = draw_and_read(f, 132, 46);
+	assert_null(strstr(t, "staged nothing"));
+	free(t);
 	/* Once set, it is a size like the others. */
 	f->view->staging.preferred = 160 * 1048576ULL;
 	t = draw_and_read(f, 132, 46);

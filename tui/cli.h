@@ -319,6 +319,12 @@ int ms__term_width(FILE *f);
  * of its own, for the terminal to wrap; below 20 columns (0: not a
  * terminal), as it is. */
 void ms__say_wrapped(FILE *f, const char *s, int width);
+/* Command cmd on f for a shell to be given, two columns in, wrapped at
+ * spaces into lines of at most width columns that end in " \\" (a line
+ * continued, so that it pastes as one command); a word longer than a
+ * line whole; below 20 columns
+ * (0: not a terminal), on one line. */
+void ms__say_command(FILE *f, const char *cmd, int width);
 
 /* ---- What `tui` and `run` share (cli_setup.c) ---------------------------- */
 

@@ -564,7 +564,9 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 		while (*p) {
 			nl = strchr(p, '\n');
 			int len = nl ? (int)(nl - p) : (int)strlen(p);
-			fprintf(out, "  %.*s\n", len, p);
+			char cmd[4096];
+			snprintf(cmd, sizeof(cmd), "%.*s", len, p);
+			ms__say_command(out, cmd, ms__term_width(out));
 			p += len + (nl ? 1 : 0);
 		}
 	}

@@ -53,6 +53,12 @@ rect(int x, int y, int w, int h)
 	return r;
 }
 
+int
+ms_layout_overlay_w(int w)
+{
+	return clampi(w - 6, 60, 100);
+}
+
 void
 ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out)
 {
@@ -119,8 +125,12 @@ ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out)
 	}
 
 	if (o && o->overlay) {
-		int ow = clampi(w - 6, 60, 100);
+		int ow = ms_layout_overlay_w(w);
 		int oh = clampi(h - 4, 18, 44);
+		/* As tall as its content, when that is shorter (a part's
+		 * seven lines sat in a box of the screen's height). */
+		if (o->overlay_rows > 0 && o->overlay_rows + 2 < oh)
+			oh = o->overlay_rows + 2;
 		/* Centred, above a footer taller than a line. */
 		int oy = (h - oh) / 2;
 		if (oy + oh > h - fh)

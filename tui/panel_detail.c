@@ -115,6 +115,26 @@ put_inputs(ms_canvas *c, ms_rect in, int y, const ms_tui_view *v,
 		n++;                                                           \
 	} while (0)
 
+/* A batch's charged bytes and traces, "(full)" after the one that cut
+ * it (the recorded reason, as `report` prints it, read "65536 traces,
+ * traces"), or why else it ended; into buf. */
+static const char *
+batch_text(char *buf, size_t n, const ms_tui_event *e, size_t i)
+{
+	char b[32];
+	const char *why = e->batch[i].reason;
+	ms_fmt_bytes(b, sizeof(b), e->batch[i].charged);
+	bool bytes = strcmp(why, "bytes") == 0;
+	bool traces = strcmp(why, "traces") == 0;
+	const char *tail = strcmp(why, "final") == 0 ? ", last"
+	                   : bytes || traces         ? ""
+	                                             : why;
+	snprintf(buf, n, "%s%s, %u traces%s%s%s", b, bytes ? " (full)" : "",
+	         e->batch[i].traces, traces ? " (full)" : "",
+	         *tail && *tail != ',' ? ", " : "", tail);
+	return buf;
+}
+
 /* The merge's details in `in` (as tall as they need); returns the rows
  * used. */
 static int
@@ -166,9 +186,8 @@ draw_event(ms_canvas *c, ms_rect in, const ms_tui_view *v,
 			"batch 1", "batch 2", "batch 3", "batch 4",
 			"batch 5", "batch 6", "batch 7", "batch 8",
 		};
-		KV(names[i], "%s, %u traces, %s",
-		   ms_fmt_bytes(a, sizeof(a), e->batch[i].charged),
-		   e->batch[i].traces, e->batch[i].reason);
+		char bt[96];
+		KV(names[i], "%s", batch_text(bt, sizeof(bt), e, i));
 	}
 	KV("wall", "%s",
 	   ms_fmt_ns(a, sizeof(a), e->wall_ns > 0 ? (uint64_t)e->wall_ns : 0));

@@ -103,6 +103,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		               MS_C_MUTED);
 		return;
 	}
+	/* None of them staged a byte (on the default day every merge
+	 * before the finalize bypasses sampling): said in words, where a
+	 * row of the lowest bars read as small peaks. */
+	static const char none[] = "merges staged nothing";
+	if (max == 0 && ms_canvas_cols(none) <= room) {
+		ms_canvas_text(c, in.x + lw, y, room, none, MS_C_MUTED);
+		return;
+	}
 	for (size_t i = first; i < n; i++) {
 		int level = max ? (int)((s->spark[i] * 7 + max - 1) / max) : 0;
 		ms_canvas_put(c, in.x + lw + (int)(i - first), y,

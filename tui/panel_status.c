@@ -10,8 +10,9 @@
  * where the day is), the sampled/bypassed counts, merges, variant,
  * frontier. The state, why it stopped and the time always stay. At 80
  * columns that keeps the variant, the run's subject, which went before
- * the counts and the publications. The database path comes last and is
- * shortened from the left if it does not fit.
+ * the counts and the publications; a variant that cannot fit (a chain)
+ * goes alone, and the fields that went before it come back. The database
+ * path comes last and is shortened from the left if it does not fit.
  */
 #include "tui_int.h"
 
@@ -25,6 +26,33 @@ struct piece {
 	int prio; /* lower is more important */
 	bool on;
 };
+
+/* Turn pieces left out back on, most important first, while they fit in
+ * the room the ones after them left, passing over a piece that could
+ * never fit beside the state, the time and the frontier (a long variant:
+ * a chain), so that the merges, which went before it, come back; the
+ * first other piece that does not fit ends it, so what goes still goes
+ * in order. */
+static void
+refill(struct piece *p, int n, int w, int total)
+{
+	int kept = 0;
+	for (int i = 0; i < n; i++)
+		if (p[i].on && p[i].prio <= 2)
+			kept += ms_canvas_cols(p[i].text);
+	for (int prio = 3; prio < 16; prio++)
+		for (int i = 0; i < n; i++) {
+			if (p[i].on || p[i].prio != prio)
+				continue;
+			int cols = ms_canvas_cols(p[i].text);
+			if (kept + cols > w)
+				continue;
+			if (total + cols > w)
+				return;
+			p[i].on = true;
+			total += cols;
+		}
+}
 
 /* Turn pieces off, least important first, until they fit in w columns;
  * before that, the counts piece (index counts, or -1) takes its short
@@ -53,6 +81,7 @@ fit(struct piece *p, int n, int w, int counts, const char *short_counts)
 		p[worst].on = false;
 		total -= ms_canvas_cols(p[worst].text);
 	}
+	refill(p, n, w, total);
 }
 
 /* Where events are recorded: the rest of the line from column x. */

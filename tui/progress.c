@@ -148,3 +148,27 @@ ms__say_wrapped(FILE *f, const char *s, int width)
 			s++;
 	}
 }
+
+void
+ms__say_command(FILE *f, const char *cmd, int width)
+{
+	if (width < 20) {
+		fprintf(f, "  %s\n", cmd);
+		return;
+	}
+	/* Two columns in, each line but the last ending in " \\" (so the
+	 * room is the width less the indent and those). */
+	while (*cmd) {
+		const char *line = cmd;
+		const char *end = ms__wrap_line(cmd, width - 4);
+		/* A word longer than the line (a path) goes whole. */
+		while (*end && *end != ' ' && end > cmd && end[-1] != ' ')
+			end++;
+		int len = (int)(end - line);
+		while (len > 0 && line[len - 1] == ' ')
+			len--;
+		for (cmd = end; *cmd == ' ';)
+			cmd++;
+		fprintf(f, "  %.*s%s\n", len, line, *cmd ? " \\" : "");
+	}
+}

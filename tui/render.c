@@ -127,6 +127,10 @@ ms__layout_view(const ms_tui_view *v, int w, int h, ms_layout *out)
 		.overlay = v->ui.overlay != MS_OVERLAY_NONE,
 		.footer_h = ms__footer_rows(v, w),
 	};
+	/* The details' box is as tall as they are, at most the screen's. */
+	if (v->ui.overlay == MS_OVERLAY_DETAIL)
+		lo.overlay_rows = (int)ms__detail_lines(
+		        v, ms_layout_overlay_w(w) - 2, NULL);
 	ms_layout_compute(w, h, &lo, out);
 }
 

@@ -53,6 +53,9 @@ enum ms_panel_id {
 typedef struct ms_layout_opts {
 	bool overlay; /* an overlay box is open */
 	int footer_h; /* the footer's rows, 1..MS_FOOTER_MAX_H (0: 1) */
+	/* The rows the overlay's content takes, when the box need be no
+	 * taller (the details); 0: as tall as the screen allows. */
+	int overlay_rows;
 } ms_layout_opts;
 
 typedef struct ms_layout {
@@ -67,6 +70,8 @@ extern const enum ms_panel_id ms_layout_fold_order[3];
 /* Panels every layout that is not too small shows. */
 extern const enum ms_panel_id ms_layout_required[5];
 
+/* The overlay box's width on a screen w columns wide. */
+int ms_layout_overlay_w(int w);
 /* Pure: the panel rectangles for a w x h screen. */
 void ms_layout_compute(int w, int h, const ms_layout_opts *o, ms_layout *out);
 /* The layout of a w x h screen showing v: its overlay, and a footer as

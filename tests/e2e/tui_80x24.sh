@@ -11,7 +11,10 @@
 #  3. `z` says the timeline is not on this screen (it folds away below
 #     34 rows), where it seemed to do nothing;
 #  4. at the end the gates' details keep a blank column before the
-#     border, where they ran into it.
+#     border, where they ran into it;
+#  5. the command of a frozen merge, said on quitting, wrapped at spaces
+#     with each line continued (" \\"): it was one line the terminal cut
+#     mid-word.
 #
 # usage: tui_80x24.sh MERGESCOPE
 # Exit status: 0 pass, 1 fail, 77 skipped (tmux is not installed).
@@ -48,6 +51,13 @@ wait_for 'BREAK +at sampling ' 60 || fail "no BREAK at sampling"
 wait_for 'stages? ~[0-9.]+[KMG]? in [0-9]+ batch' 5 ||
 	fail "the pending selection's staging plan is not in words"
 screen | grep -Eq '[0-9]x pref ' && fail "the staging plan as \"Nx pref\""
+tm send-keys -t "$T" 'f'
+wait_for 'frozen merge #[0-9]+ into' 10 || fail "f did not freeze"
+# (the footer wraps the directory onto its next line)
+DIR=$(screen | tail -3 | tr '\n' ' ' |
+	sed -n 's/.*frozen merge #[0-9]* into *\([^ ]*\).*/\1/p')
+[ -n "$DIR" ] || fail "no frozen directory in the footer"
+trap 'rm -rf "$DIR"; cleanup' EXIT
 
 # 3. z: the footer says the timeline is not on this screen.
 tm send-keys -t "$T" 'z'
@@ -62,4 +72,16 @@ wait_for 'Gates +[0-9]+ pass' 10 || fail "no gates at the end"
 screen | sed -n '/Gates  *[0-9]* pass/,/^[└+]/p' | grep -E '[^ ][│|]$' &&
 	fail "a gate's line runs into the border"
 e2e_quit
+
+# 5. The frozen merge's command said on quitting: wrapped at spaces, each
+#    line continued with " \" (it went out on one line that the terminal
+#    cut mid-word), and the lines joined as a shell joins them give it.
+tm capture-pane -p -J -t "$T" | sed 's/ *$//' |
+	awk 'length($0) > 80 { bad = 1 } END { exit bad }' ||
+	fail "a line cut by the terminal's edge (80 columns) after a freeze"
+CMD=$(screen | sed -n '/^replay the frozen merge with:/,/^events recorded/p' |
+	sed '1d;$d' | sed -e ':a' -e '/\\$/N; s/ *\\\n */ /; ta' | sed 's/^ *//')
+printf '%s\n' "$CMD" | grep -Eq "^/[^ ]*/mergescope merge-once --frozen $DIR --variant skywalking\$" ||
+	fail "the frozen merge's command does not read whole: $CMD"
+[ -d "$DIR" ] || fail "the frozen directory $DIR does not exist"
 exit 0
