@@ -531,6 +531,23 @@ test_option_errors_name_the_option(void **state)
 	                     "skywalking", "--reps", "0", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--reps \"0\""));
+	/* A wrong value is named before --frozen or --variant left out
+	 * (`--variant bogus` said --frozen was required). */
+	assert_int_equal(cli("merge-once", "--variant", "bogus", NULL), 2);
+	assert_non_null(strstr(err_text, "--variant \"bogus\""));
+	assert_null(strstr(err_text, "required"));
+	assert_int_equal(cli("merge-once", "--reps", "abc", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope merge-once: --reps \"abc\": "
+	                              "expected a count from 1 to 1000000\n");
+	assert_int_equal(cli("merge-once", "--variant", "skywalking", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope merge-once: option --frozen "
+	                              "DIR is required\n");
+	assert_int_equal(cli("merge-once", "--frozen", "d", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope merge-once: option "
+	                              "--variant V is required\n");
 	assert_int_equal(cli("tui", "--grace-policy", "loose", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "selection or trace"));

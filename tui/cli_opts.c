@@ -94,8 +94,9 @@ const ms__opt ms__clean_opts[MS__CL_COUNT] = {
 };
 
 const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
-	[MS__MO_FROZEN] = OPT("--frozen", "DIR", true, false),
-	[MS__MO_VARIANT] = OPT("--variant", "V", true, true),
+	/* Both required, after the values (cmd_merge_once.c checks). */
+	[MS__MO_FROZEN] = OPT("--frozen", "DIR", false, false),
+	[MS__MO_VARIANT] = OPT("--variant", "V", false, true),
 	[MS__MO_REPS] = OPT("--reps", "N", false, false),
 	[MS__MO_GRACE] =
 	        CHOICE("--grace-policy", "selection|trace", "selection|trace"),
