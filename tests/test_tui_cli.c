@@ -470,6 +470,28 @@ test_help_takes_no_stray_word(void **state)
 			fail_msg("%s %s %s: exit %d, out %.60s", l[0], l[1],
 			         l[2] ? l[2] : "", rc, out_text);
 	}
+	/* `fixture check`'s words beside --help: its one directory (not
+	 * looked at), else refused as without --help (`check --help a b`
+	 * printed the help). */
+	assert_int_equal(cli("fixture", "check", "--help", "a", "b", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_string_equal(err_text, "mergescope fixture check: expected one "
+	                              "fixture directory, got 2 words\n");
+	assert_int_equal(cli("fixture", "check", "-h", "--bogus", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_int_equal(cli("fixture", "check", "--help", "x", "--", "y",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_int_equal(cli("fixture", "check", "--help", "/nonexistent/fx",
+	                     NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
+	assert_int_equal(cli("fixture", "check", "--help", "--", "-x", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
 	assert_int_equal(cli("--help", "extra", NULL), MS_EXIT_USAGE);
 	assert_string_equal(err_text,
 	                    "mergescope: --help takes no other argument "
