@@ -363,6 +363,9 @@ csv_merge(void *ctx, const ms_ev_merge *m)
 			if (ms__col_kind(v.name) == MS__COL_PART_ID)
 				fprintf(x->f, "%016llx",
 				        (unsigned long long)val_bits(&v));
+			else if (v.type == MS__EV_REAL && !isfinite(v.d))
+				; /* no value: an empty field, as an empty
+				   * text is (JSON's null is no CSV) */
 			else
 				ms__json_val(x->f, &v);
 		}
