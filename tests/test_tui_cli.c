@@ -524,6 +524,16 @@ test_option_errors_name_the_option(void **state)
 	assert_non_null(strstr(err_text, "jsonl"));
 	assert_int_equal(cli("export", "--format", "csv", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--db FILE is required"));
+	/* --filter's mistake before --db left out (it said --db was
+	 * required). */
+	assert_int_equal(cli("export", "--filter", "foo=1", "--format", "csv",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--filter \"foo=1\""));
+	assert_null(strstr(err_text, "required"));
+	assert_int_equal(cli("export", "--db", "x.db", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope export: option --format "
+	                              "jsonl|csv|chrome is required\n");
 	assert_int_equal(cli("export", "--db", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--db expects FILE"));
 	assert_int_equal(

@@ -156,8 +156,6 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		fprintf(err, "mergescope export: --force needs --out FILE\n");
 		return MS_EXIT_USAGE;
 	}
-	/* One of the option's choices: the parser checked it. */
-	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
 	ms_tui_filter tf;
 	ms_ev_filter ef;
 	ms_errbuf eb = { "" };
@@ -180,6 +178,19 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "name\n");
 		return MS_EXIT_USAGE;
 	}
+	/* Required, after the values given: `--filter foo=1` without --db
+	 * names the filter's mistake, as a wrong value is named before a
+	 * required option left out elsewhere. */
+	static const int req[] = { MS__EX_DB, MS__EX_FORMAT };
+	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
+		if (o[req[i]].count)
+			continue;
+		fprintf(err, "mergescope export: option %s %s is required\n",
+		        o[req[i]].name, o[req[i]].arg);
+		return MS_EXIT_USAGE;
+	}
+	/* One of the option's choices: the parser checked it. */
+	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
 	/* Never over the database it reads: said as report and run say
 	 * it, before the database is opened. */
 	if (to_file &&
