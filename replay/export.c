@@ -266,10 +266,21 @@ struct exp {
 	ms__oom oom; /* the allocation that failed */
 };
 
+/* A stream a write to has failed (a full disk, a reader that closed the
+ * pipe): the walk stops there instead of formatting the rest of the
+ * merges into it; export_c says why. */
+static bool
+stream_failed(const struct exp *x)
+{
+	return ferror(x->f) != 0;
+}
+
 static int
 jsonl_merge(void *ctx, const ms_ev_merge *m)
 {
 	struct exp *x = ctx;
+	if (stream_failed(x))
+		return MS_ERR_IO;
 	json_record(x->f, MS__EV_MERGE, m, false);
 	fputs(",\"inputs\":[", x->f);
 	for (size_t i = 0; i < m->ninputs; i++) {
@@ -348,6 +359,8 @@ static int
 csv_merge(void *ctx, const ms_ev_merge *m)
 {
 	struct exp *x = ctx;
+	if (stream_failed(x))
+		return MS_ERR_IO;
 	size_t n = ms__ev_ncols(MS__EV_MERGE);
 	for (size_t i = 0; i < n; i++) {
 		ms__ev_val v;
@@ -363,6 +376,9 @@ csv_merge(void *ctx, const ms_ev_merge *m)
 			if (ms__col_kind(v.name) == MS__COL_PART_ID)
 				fprintf(x->f, "%016llx",
 				        (unsigned long long)val_bits(&v));
+			else if (v.type == MS__EV_REAL && !isfinite(v.d))
+				; /* no value: an empty field, as an empty
+				   * text is (JSON's null is no CSV) */
 			else
 				ms__json_val(x->f, &v);
 		}
@@ -434,6 +450,8 @@ static int
 chrome_merge(void *ctx, const ms_ev_merge *m)
 {
 	struct exp *x = ctx;
+	if (stream_failed(x))
+		return MS_ERR_IO;
 	FILE *f = x->f;
 	struct track *t = track_for(x, m);
 	if (!t)
@@ -749,9 +767,9 @@ export_c(ms_evdb *db, enum ms_export_format fmt, const ms_ev_filter *f,
 		               (int)fmt);
 	}
 	/* A stream that failed keeps its buffer: this flush fails again
-	 * with the reason. */
+	 * with the reason (also when the walk stopped for it). */
 	errno = 0;
-	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
+	if ((rc == 0 || ferror(out)) && (fflush(out) != 0 || ferror(out))) {
 		int e = errno;
 		rc = ms_fail(eb, e ? ms_err_from_errno(e) : MS_ERR_IO,
 		             "export of %s: write failed%s%s",

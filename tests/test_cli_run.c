@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -1509,6 +1510,78 @@ test_output_write_failure(void **state)
 	fclose(full);
 }
 
+/* A reader that closes standard output early (`export ... | head -1`, a
+ * read end closed here before anything is written): the export stops
+ * there, quietly (no error, nor the note of an unfinished run), with exit
+ * status 128 + SIGPIPE as `run` after a closed pipe, and leaves no
+ * SIGPIPE pending (the export was killed by SIGPIPE, and this process
+ * with it). */
+static void
+test_export_closed_pipe(void **state)
+{
+	(void)state;
+	char aborted[600];
+	snprintf(aborted, sizeof(aborted), "%s/pipe-aborted.sqlite", tmp_root);
+	db_copy(db_keep, aborted, "UPDATE run SET status = 'aborted'");
+	struct sigaction dfl, ign, old;
+	memset(&dfl, 0, sizeof(dfl));
+	sigemptyset(&dfl.sa_mask);
+	ign = dfl;
+	dfl.sa_handler = SIG_DFL;
+	ign.sa_handler = SIG_IGN;
+	assert_int_equal(sigaction(SIGPIPE, &dfl, &old), 0);
+	static const char *const fmts[] = { "jsonl", "csv", "chrome" };
+	for (size_t i = 0; i < 3; i++) {
+		int p[2];
+		assert_int_equal(pipe(p), 0);
+		close(p[0]);
+		FILE *o = fdopen(p[1], "w"), *e = tmpfile();
+		assert_true(o && e);
+		const char *argv[] = { "mergescope", "export", "--db",
+			               aborted,      "--format", fmts[i] };
+		int rc = ms_cli_main(6, (char **)argv, o, e);
+		ct_slurp(e, err_text, CAP);
+		fclose(e);
+		sigset_t pending;
+		assert_int_equal(sigpending(&pending), 0);
+		assert_false(sigismember(&pending, SIGPIPE));
+		/* The stream keeps what it could not write: closed with
+		 * SIGPIPE ignored. */
+		sigaction(SIGPIPE, &ign, NULL);
+		fclose(o);
+		sigaction(SIGPIPE, &dfl, NULL);
+		if (rc != 128 + SIGPIPE || err_text[0])
+			fail_msg("%s: exit %d, %s", fmts[i], rc, err_text);
+	}
+	/* To a file, standard output unused: exported whole. */
+	char csv[600];
+	snprintf(csv, sizeof(csv), "%s/pipe.csv", tmp_root);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	close(p[0]);
+	FILE *o = fdopen(p[1], "w");
+	assert_non_null(o);
+	const char *argv[] = { "mergescope", "export", "--db", db_keep,
+		               "--format",   "csv",    "--out", csv };
+	FILE *e = tmpfile();
+	assert_int_equal(ms_cli_main(8, (char **)argv, o, e), 0);
+	fclose(e);
+	fclose(o);
+	sigaction(SIGPIPE, &old, NULL);
+	assert_int_equal(cli("export", "--db", db_keep, "--format", "csv",
+	                     NULL),
+	                 0);
+	FILE *f = fopen(csv, "r");
+	assert_non_null(f);
+	char *text = malloc(CAP);
+	assert_non_null(text);
+	ct_slurp(f, text, CAP);
+	fclose(f);
+	assert_true(strlen(out_text) > 0);
+	assert_string_equal(text, out_text);
+	free(text);
+}
+
 /* A profile of more CPUs than the machine has runs sized for it: in a
  * cgroup of its own, whose pids hold the merge workers it starts (1025
  * for 2048 CPUs; with 512 pids the run failed to start its worker 509). */
@@ -2909,6 +2982,7 @@ main(void)
 		cmocka_unit_test(test_fixture_unreadable),
 		cmocka_unit_test(test_work_dir_small_fs),
 		cmocka_unit_test(test_output_write_failure),
+		cmocka_unit_test(test_export_closed_pipe),
 #ifdef MS_MERGESCOPE_BIN
 		cmocka_unit_test(test_killed_before_start),
 		cmocka_unit_test(test_report_failure_line),

@@ -882,6 +882,57 @@ test_csv_not_utf8(void **state)
 	free(text);
 }
 
+/* A real column that holds no number (the picker multiple m infinite):
+ * an empty field in the CSV, as a value that is not there is in CSV
+ * (an empty text), and null in the JSON (the CSV wrote JSON's null). */
+static void
+test_csv_not_finite_is_empty(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/csv-inf.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	/* (NaN is not recorded: SQLite stores it as NULL, and the column
+	 * is NOT NULL; no column reads back as NaN.) */
+	const double ms[] = { INFINITY, -INFINITY, 2.5 };
+	for (size_t i = 0; i < 3; i++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, i + 1, 2, false);
+		m.m = ms[i];
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	export_arg a = { MS_EXPORT_CSV, NULL, NULL };
+	char *text = et_text(path, write_export, &a);
+	const char *p = text;
+	csv_row hdr, row;
+	assert_true(csv_next(&p, &hdr));
+	size_t k = 0;
+	while (k < hdr.n && strcmp(hdr.f[k], "m") != 0)
+		k++;
+	assert_true(k < hdr.n);
+	const char *want[] = { "", "", "2.5" };
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(csv_next(&p, &row));
+		assert_int_equal(row.n, hdr.n);
+		if (strcmp(row.f[k], want[i]) != 0)
+			fail_msg("merge %zu: m \"%s\", expected \"%s\"", i + 1,
+			         row.f[k], want[i]);
+		csv_free(&row);
+	}
+	assert_null(strstr(text, "null"));
+	csv_free(&hdr);
+	free(text);
+	export_arg j = { MS_EXPORT_JSONL, NULL, NULL };
+	text = et_text(path, write_export, &j);
+	assert_non_null(strstr(text, ",\"m\":null,"));
+	free(text);
+}
+
 /* Merge 1 on the fast lane from 1 ms, merge 2 on the slow lane from 5 ms,
  * 10 ms each, staging 100 and 200 bytes at their peaks. */
 static void
@@ -1450,6 +1501,7 @@ main(void)
 		cmocka_unit_test(test_json_fig_exact),
 		cmocka_unit_test(test_chrome_not_utf8),
 		cmocka_unit_test(test_csv_not_utf8),
+		cmocka_unit_test(test_csv_not_finite_is_empty),
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),

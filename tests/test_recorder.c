@@ -1011,6 +1011,71 @@ record_parts(ms_rec *r, uint64_t n)
 	assert_int_equal(ms_rec_flush(r, &eb), 0);
 }
 
+/* s with each run of white space made one space, none at either end
+ * (in place). */
+static void
+squeeze(char *s)
+{
+	char *w = s;
+	for (const char *p = s; *p; p++) {
+		bool ws = *p == ' ' || *p == '\n' || *p == '\t';
+		if (ws && (w == s || w[-1] == ' '))
+			continue;
+		*w++ = ws ? ' ' : *p;
+	}
+	if (w > s && w[-1] == ' ')
+		w--;
+	*w = '\0';
+}
+
+/* replay/SCHEMA.md's listing holds the statements `sqlite3 FILE .schema`
+ * prints for a database the recorder made, word for word and in order,
+ * laid out there for reading: each statement one after the other, with
+ * white space squeezed. */
+static void
+test_schema_md_listing(void **state)
+{
+	(void)state;
+	char path[512], md[4096];
+	path_in(path, sizeof(path), "schema.db");
+	ms_errbuf eb = { "" };
+	assert_int_equal(call_create(path, &eb), 0);
+	static char made[1 << 16], doc[1 << 17];
+	size_t n = 0;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "SELECT sql FROM sqlite_master "
+	                                    "WHERE sql IS NOT NULL ORDER BY "
+	                                    "rowid",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		n += (size_t)snprintf(made + n, sizeof(made) - n, "%s;\n",
+		                      sqlite3_column_text(st, 0));
+	assert_true(n < sizeof(made));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	snprintf(md, sizeof(md), "%s/replay/SCHEMA.md", MS_SOURCE_DIR);
+	FILE *fp = fopen(md, "r");
+	assert_non_null(fp);
+	size_t len = fread(doc, 1, sizeof(doc) - 1, fp);
+	fclose(fp);
+	assert_true(len < sizeof(doc) - 1);
+	doc[len] = '\0';
+	char *sql = strstr(doc, "```sql\n");
+	assert_non_null(sql);
+	sql += 7;
+	char *end = strstr(sql, "```");
+	assert_non_null(end);
+	*end = '\0';
+	squeeze(made);
+	squeeze(sql);
+	assert_string_equal(sql, made);
+}
+
 /* Inserts do not keep part_event's index (it cost about a third of the
  * recording time): ms_rec_index builds it as the run ends, and a
  * recorder closed without it builds it as it closes. Before, the index
@@ -1606,6 +1671,7 @@ main(void)
 		cmocka_unit_test(test_reader_locked_out),
 		cmocka_unit_test(test_other_schema_version),
 		cmocka_unit_test(test_exists_without_overwrite),
+		cmocka_unit_test(test_schema_md_listing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

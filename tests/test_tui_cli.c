@@ -470,6 +470,28 @@ test_help_takes_no_stray_word(void **state)
 			fail_msg("%s %s %s: exit %d, out %.60s", l[0], l[1],
 			         l[2] ? l[2] : "", rc, out_text);
 	}
+	/* `fixture check`'s words beside --help: its one directory (not
+	 * looked at), else refused as without --help (`check --help a b`
+	 * printed the help). */
+	assert_int_equal(cli("fixture", "check", "--help", "a", "b", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_string_equal(err_text, "mergescope fixture check: expected one "
+	                              "fixture directory, got 2 words\n");
+	assert_int_equal(cli("fixture", "check", "-h", "--bogus", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_int_equal(cli("fixture", "check", "--help", "x", "--", "y",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(out_text, "");
+	assert_int_equal(cli("fixture", "check", "--help", "/nonexistent/fx",
+	                     NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
+	assert_int_equal(cli("fixture", "check", "--help", "--", "-x", NULL),
+	                 0);
+	assert_non_null(strstr(out_text, "usage: mergescope fixture"));
 	assert_int_equal(cli("--help", "extra", NULL), MS_EXIT_USAGE);
 	assert_string_equal(err_text,
 	                    "mergescope: --help takes no other argument "
@@ -502,6 +524,16 @@ test_option_errors_name_the_option(void **state)
 	assert_non_null(strstr(err_text, "jsonl"));
 	assert_int_equal(cli("export", "--format", "csv", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--db FILE is required"));
+	/* --filter's mistake before --db left out (it said --db was
+	 * required). */
+	assert_int_equal(cli("export", "--filter", "foo=1", "--format", "csv",
+	                     NULL),
+	                 MS_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--filter \"foo=1\""));
+	assert_null(strstr(err_text, "required"));
+	assert_int_equal(cli("export", "--db", "x.db", NULL), MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope export: option --format "
+	                              "jsonl|csv|chrome is required\n");
 	assert_int_equal(cli("export", "--db", NULL), MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--db expects FILE"));
 	assert_int_equal(
@@ -531,6 +563,23 @@ test_option_errors_name_the_option(void **state)
 	                     "skywalking", "--reps", "0", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--reps \"0\""));
+	/* A wrong value is named before --frozen or --variant left out
+	 * (`--variant bogus` said --frozen was required). */
+	assert_int_equal(cli("merge-once", "--variant", "bogus", NULL), 2);
+	assert_non_null(strstr(err_text, "--variant \"bogus\""));
+	assert_null(strstr(err_text, "required"));
+	assert_int_equal(cli("merge-once", "--reps", "abc", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope merge-once: --reps \"abc\": "
+	                              "expected a count from 1 to 1000000\n");
+	assert_int_equal(cli("merge-once", "--variant", "skywalking", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope merge-once: option --frozen "
+	                              "DIR is required\n");
+	assert_int_equal(cli("merge-once", "--frozen", "d", NULL),
+	                 MS_EXIT_USAGE);
+	assert_string_equal(err_text, "mergescope merge-once: option "
+	                              "--variant V is required\n");
 	assert_int_equal(cli("tui", "--grace-policy", "loose", NULL),
 	                 MS_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "selection or trace"));

@@ -66,11 +66,12 @@ const ms__opt ms__fixture_opts[MS__FX_COUNT] = {
 };
 
 const ms__opt ms__export_opts[MS__EX_COUNT] = {
-	[MS__EX_DB] = OPT("--db", "FILE", true, false),
+	/* --db and --format required, after --filter's value
+	 * (cmd_export.c checks). */
+	[MS__EX_DB] = OPT("--db", "FILE", false, false),
 	[MS__EX_FORMAT] = { .name = "--format",
 	                    .arg = "jsonl|csv|chrome",
-	                    .choices = "jsonl|csv|chrome",
-	                    .required = true },
+	                    .choices = "jsonl|csv|chrome" },
 	/* "-": standard output. */
 	[MS__EX_OUT] = { .name = "--out", .arg = "FILE", .dash = true },
 	[MS__EX_FILTER] = OPT("--filter", "TEXT", false, false),
@@ -94,8 +95,9 @@ const ms__opt ms__clean_opts[MS__CL_COUNT] = {
 };
 
 const ms__opt ms__merge_once_opts[MS__MO_COUNT] = {
-	[MS__MO_FROZEN] = OPT("--frozen", "DIR", true, false),
-	[MS__MO_VARIANT] = OPT("--variant", "V", true, true),
+	/* Both required, after the values (cmd_merge_once.c checks). */
+	[MS__MO_FROZEN] = OPT("--frozen", "DIR", false, false),
+	[MS__MO_VARIANT] = OPT("--variant", "V", false, true),
 	[MS__MO_REPS] = OPT("--reps", "N", false, false),
 	[MS__MO_GRACE] =
 	        CHOICE("--grace-policy", "selection|trace", "selection|trace"),

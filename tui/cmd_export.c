@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 static const char usage[] =
@@ -25,7 +27,9 @@ static const char usage[] =
         "counters for the inventory and staged bytes) that Perfetto opens.\n"
         "Exit status 0 (also when --filter passes no merge, which a line\n"
         "on standard error says), 2 when the database cannot be read or\n"
-        "the output written, 64 for a usage error.\n"
+        "the output written, 64 for a usage error; a reader that closes\n"
+        "standard output early (| head) stops it quietly, exit status\n"
+        "141 (128 + SIGPIPE), as run's report.\n"
         "\n"
         "  --db FILE        the event database of a run\n"
         "  --format F       jsonl, csv or chrome\n"
@@ -98,6 +102,49 @@ say_unfinished(ms_evdb *db, uint64_t written, FILE *err)
 	        ms_evdb_path(db), why, written);
 }
 
+/* The export to standard output. A reader that closes it early
+ * (`export ... | head`) stops the export as a normal end of reading, as
+ * for `run`'s report: SIGPIPE (unless the export was started with it
+ * ignored, which `run` keeps too) is blocked while the export writes and
+ * taken after it, so the write fails with EPIPE, the export stops at the
+ * next merge, and *closed says to exit quietly with 128 + SIGPIPE (141,
+ * what the shell shows for `cat` killed by it). With SIGPIPE ignored the
+ * failed write is reported, as `run` reports it. */
+static int
+to_stdout(ms_evdb *db, int fmt, const ms_ev_filter *f, FILE *out,
+          uint64_t *written, bool *closed, ms_errbuf *eb)
+{
+	sigset_t pipe_set, old;
+	struct sigaction sa;
+	bool watch = sigaction(SIGPIPE, NULL, &sa) == 0 &&
+	             sa.sa_handler != SIG_IGN;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	if (watch)
+		pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	int rc = ms_export(db, (enum ms_export_format)fmt, f, out, written,
+	                   eb);
+	if (rc == 0 && fflush(out) != 0)
+		rc = ms_fail(eb, ms_err_from_errno(errno),
+		             "writing to standard output failed: %s",
+		             strerror(errno));
+	else if (rc && ferror(out)) {
+		char msg[sizeof(eb->msg)];
+		memcpy(msg, eb->msg, sizeof(msg));
+		ms_fail(eb, rc, "standard output: %s", msg);
+	}
+	if (!watch)
+		return rc;
+	static const struct timespec now = { 0, 0 };
+	int sig;
+	while ((sig = sigtimedwait(&pipe_set, NULL, &now)) < 0 &&
+	       errno == EINTR)
+		;
+	*closed = sig == SIGPIPE;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 static int
 exec(const ms__cmd_args *args, FILE *out, FILE *err)
 {
@@ -109,8 +156,6 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		fprintf(err, "mergescope export: --force needs --out FILE\n");
 		return MS_EXIT_USAGE;
 	}
-	/* One of the option's choices: the parser checked it. */
-	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
 	ms_tui_filter tf;
 	ms_ev_filter ef;
 	ms_errbuf eb = { "" };
@@ -133,6 +178,19 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		             "name\n");
 		return MS_EXIT_USAGE;
 	}
+	/* Required, after the values given: `--filter foo=1` without --db
+	 * names the filter's mistake, as a wrong value is named before a
+	 * required option left out elsewhere. */
+	static const int req[] = { MS__EX_DB, MS__EX_FORMAT };
+	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
+		if (o[req[i]].count)
+			continue;
+		fprintf(err, "mergescope export: option %s %s is required\n",
+		        o[req[i]].name, o[req[i]].arg);
+		return MS_EXIT_USAGE;
+	}
+	/* One of the option's choices: the parser checked it. */
+	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);
 	/* Never over the database it reads: said as report and run say
 	 * it, before the database is opened. */
 	if (to_file &&
@@ -160,16 +218,11 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		rc = ms_export_file(db, (enum ms_export_format)fmt, f,
 		                    o[MS__EX_OUT].value, force, &written, &eb);
 	} else {
-		rc = ms_export(db, (enum ms_export_format)fmt, f, out, &written,
-		               &eb);
-		if (rc == 0 && fflush(out) != 0)
-			rc = ms_fail(&eb, ms_err_from_errno(errno),
-			             "writing to standard output failed: %s",
-			             strerror(errno));
-		else if (rc && ferror(out)) {
-			char msg[sizeof(eb.msg)];
-			memcpy(msg, eb.msg, sizeof(msg));
-			ms_fail(&eb, rc, "standard output: %s", msg);
+		bool closed = false;
+		rc = to_stdout(db, fmt, f, out, &written, &closed, &eb);
+		if (closed) {
+			ms_evdb_close(db);
+			return 128 + SIGPIPE;
 		}
 	}
 	if (rc == 0 && f && written == 0)

@@ -157,22 +157,37 @@ finish(int rc, const ms_fixture_report *rep, const ms_errbuf *eb, FILE *out,
 
 /* `check [--] DIR`'s words after "check" (argv[2..]): a word after "--"
  * is the directory, whatever it begins with; before it, a word that
- * begins with '-' is an option, which check has none of but --help
- * (-1: printed). 0 with *dir set, or MS_EXIT_USAGE after one line. */
+ * begins with '-' is an option, which check has none of but --help and
+ * -h. A line with --help is still check's words: help (-1: printed)
+ * beside at most the directory (not looked at, as an option's value
+ * beside --help is not checked), else refused as without --help (`check
+ * --help a b` printed the help). 0 with *dir set, or MS_EXIT_USAGE after
+ * one line. */
 static int
 check_words(int argc, char **argv, const char **dir, FILE *out, FILE *err)
 {
-	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0) {
-			fputs(usage, out);
-			return -1;
+	bool help = false, past = false, ended = false;
+	int n = 0;
+	for (int i = 2; i < argc; i++) {
+		bool dd = strcmp(argv[i], "--") == 0;
+		if (!past && (!strcmp(argv[i], "--help") ||
+		              !strcmp(argv[i], "-h"))) {
+			help = true;
+			continue;
 		}
+		if (dd && !past && n == 0) {
+			past = ended = true;
+			continue;
+		}
+		past = past || dd;
+		n++;
+		*dir = argv[i];
 	}
-	bool ended = argc >= 3 && strcmp(argv[2], "--") == 0;
-	int n = argc - 2 - ended;
-	*dir = n == 1 ? argv[argc - 1] : NULL;
-	if (*dir && (!(*dir)[0] || strcmp(*dir, "-") == 0)) {
+	if (n != 1)
+		*dir = NULL;
+	/* Names no directory has: the words show the mistake. */
+	bool odd = *dir && (!(*dir)[0] || strcmp(*dir, "-") == 0);
+	if (odd && !help) {
 		fprintf(err, "mergescope fixture check: %s\n",
 		        (*dir)[0] ? "-: \"-\" stands for standard output "
 		                    "only in export --out; give a directory "
@@ -180,8 +195,13 @@ check_words(int argc, char **argv, const char **dir, FILE *out, FILE *err)
 		                  : "\"\": expected a directory name");
 		return MS_EXIT_USAGE;
 	}
-	if (n == 1 && (ended || (*dir)[0] != '-'))
-		return 0;
+	if ((n == 0 && help) ||
+	    (n == 1 && (ended || odd || (*dir)[0] != '-'))) {
+		if (!help)
+			return 0;
+		fputs(usage, out);
+		return -1;
+	}
 	fprintf(err, "mergescope fixture check: expected one fixture directory");
 	if (n == 1)
 		fprintf(err, " (one that begins with '-' is written after "

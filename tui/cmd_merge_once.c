@@ -204,6 +204,23 @@ check_args(const ms__cmd_args *args, unsigned *reps_out, const char **variants,
 	return rc;
 }
 
+/* --frozen and --variant, required, checked after the values given
+ * (check_args): `--variant bogus` without --frozen names the variant, as
+ * a wrong value is named before a required option left out elsewhere. */
+static int
+required_given(const ms__opt *o, FILE *err)
+{
+	static const int req[] = { MS__MO_FROZEN, MS__MO_VARIANT };
+	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
+		if (o[req[i]].count)
+			continue;
+		fprintf(err, "mergescope merge-once: option %s %s is required\n",
+		        o[req[i]].name, o[req[i]].arg);
+		return MS_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* Says on err each variant whose repetitions disagree with each other,
  * with its inputs or with the verdict oracle; true if any did. */
 static bool
@@ -245,7 +262,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	unsigned reps;
 	size_t nv;
 	int rc = check_args(args, &reps, variants, &nv, err);
-	if (rc)
+	if (rc || (rc = required_given(o, err)))
 		return rc;
 	struct stat st;
 	int se = stat(o[MS__MO_FROZEN].value, &st) < 0 ? errno : 0;
