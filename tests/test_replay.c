@@ -93,6 +93,31 @@ syncfs(int fd)
 	return (int)syscall(SYS_syncfs, fd);
 }
 
+/* renameat2, as the shard publishes a part's files with it: while
+ * hook_prefix is set, a rename from the shard's tmp/ into its parts/ is
+ * counted (a publication or a merge output, one per file). */
+static atomic_ulong hook_renames;
+
+/* path lies in the directory `sub` of the shard hook_prefix names. */
+static bool
+in_shard_sub(const char *path, const char *sub)
+{
+	const char *base = strrchr(hook_prefix, '/');
+	char want[PATH_MAX];
+	snprintf(want, sizeof(want), "%s/%s/", base ? base : hook_prefix, sub);
+	return strstr(path, want) != NULL;
+}
+
+HOOK_EXPORT int
+renameat2(int from_dir, const char *from, int to_dir, const char *to,
+          unsigned int flags)
+{
+	if (hook_prefix[0] && in_shard_sub(from, "tmp") &&
+	    in_shard_sub(to, "parts"))
+		atomic_fetch_add(&hook_renames, 1);
+	return (int)syscall(SYS_renameat2, from_dir, from, to_dir, to, flags);
+}
+
 /* copy_file_range, as the staging in this executable calls it: counted,
  * and failing with EXDEV while cfr_exdev is set (two file systems that
  * cannot copy between them, whatever this machine's are). */
@@ -1253,6 +1278,7 @@ run_to_end(const char *name, const char *variant, const char *dir,
 	atomic_store(&hook_syncs, 0);
 	atomic_store(&hook_else, 0);
 	atomic_store(&hook_else_data, 0);
+	atomic_store(&hook_renames, 0);
 	ms_replay *r = rt_start(&rr, NULL);
 	assert_non_null(r);
 	assert_int_equal(ms_replay_wait(r, -1), 0);
@@ -1360,8 +1386,26 @@ test_fsync_count_matches_calls(void **state)
 	free(run);
 }
 
+/* Every publication of the run that ended with `end` was a rename of its
+ * three staged files from the shard's tmp/ into parts/ (merge outputs
+ * add 3 each): `renames` counted them. Before, the parts were staged at
+ * their final paths and a publication renamed nothing (the renames were
+ * the merges' alone). */
+static void
+assert_published_by_rename(unsigned long renames, const ms_ev_run_end *end)
+{
+	print_message("renames tmp/ -> parts/ %lu, publications %llu, merges "
+	              "%llu\n",
+	              renames, (unsigned long long)end->publications,
+	              (unsigned long long)end->merges_completed);
+	assert_true(end->publications > 0);
+	assert_true(renames >= 3 * end->publications);
+	assert_true(renames <=
+	            3 * (end->publications + end->merges_completed));
+}
+
 /* Parts staged by hard link and by copy: the same run, and each says how
- * its parts got in. */
+ * its parts got in; in both a publication is a rename. */
 static void
 test_staging_link_and_copy_same_run(void **state)
 {
@@ -1373,8 +1417,10 @@ test_staging_link_and_copy_same_run(void **state)
 	/* Beside the fixture, so that hard links work. */
 	run_to_end("stage-link", "skywalking", rt.root, false, &run[0], &end[0],
 	           &ps[0]);
+	assert_published_by_rename(atomic_load(&hook_renames), &end[0]);
 	run_to_end("stage-copy", "skywalking", rt.root, true, &run[1], &end[1],
 	           &ps[1]);
+	assert_published_by_rename(atomic_load(&hook_renames), &end[1]);
 	assert_string_equal(run[0].clone_method, "link");
 	assert_true(!strcmp(run[1].clone_method, "copy") ||
 	            !strcmp(run[1].clone_method, "reflink"));
