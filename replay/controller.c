@@ -1566,14 +1566,14 @@ pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
 
 /*
  * Staging, before the run's clock starts: every scheduled part goes into
- * the shard at its final path, unlisted, so that a publication in the
- * timed phases is what it is in the reference: the introduction, whose
- * snapshot rename commits the part (ms_shard_introduce_placed). Files are
- * hard-linked from the fixture where the file systems allow (a part is
- * immutable, so sharing its files is safe), else reflinked or copied; then
- * one syncfs makes all of it durable, which is what the shard requires of
- * a part handed to it. Its wall and method are reported apart from the
- * phases.
+ * the shard's file system at its tmp paths, so that a publication in the
+ * timed phases is what it is in the reference: an atomic rename into
+ * parts/ and the introduction (ms_shard_introduce), no byte copied. Files
+ * are hard-linked from the fixture where the file systems allow (a part
+ * is immutable, so sharing its files is safe), else reflinked or copied;
+ * then one syncfs makes all of it durable, which is what the shard
+ * requires of a part handed to it. Its wall and method are reported apart
+ * from the phases.
  */
 int
 ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
@@ -1585,8 +1585,8 @@ ms__replay_stage_range(ms_replay *r, size_t from, size_t to,
 	for (size_t i = from; i < to && i < n && rc == 0; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
 		for (int k = 0; k < MS_KIND_COUNT && rc == 0; k++) {
-			rc = ms_shard_part_path(r->shard, (enum ms_part_kind)k,
-			                        s->part_id, tmp, sizeof(tmp));
+			rc = ms_shard_tmp_path(r->shard, (enum ms_part_kind)k,
+			                       s->part_id, tmp, sizeof(tmp));
 			if (!rc)
 				rc = ms_fixture_slot_path(r->fx, i,
 				                          (enum ms_part_kind)k,
@@ -1659,13 +1659,14 @@ stage_parts(ms_replay *r, ms_errbuf *eb)
  * publishes (one syncfs per chunk). */
 #define STAGE_AHEAD 256
 
-/* The part is staged in place (stage_parts, or here after a seek back):
- * publishing it is the introduction. The shard is opened with defer_sync,
- * so the introduction commits in memory and becomes durable at the end of
- * the phase (ms_shard_sync; earlier when enough merged parts wait for
- * deletion, or when a checkpoint is taken), the point by which a
- * publication must be durable: one snapshot commit for many publications
- * and merges. */
+/* The part is staged at its tmp paths (stage_parts, or here after a seek
+ * back): publishing it renames its three files into parts/ and introduces
+ * it. The shard is opened with defer_sync and commit_syncfs, so neither
+ * syncs: the introduction commits in memory and becomes durable, renames
+ * included, at the end of the phase (ms_shard_sync; earlier when enough
+ * merged parts wait for deletion, or when a checkpoint is taken), the
+ * point by which a publication must be durable: one snapshot commit for
+ * many publications and merges. */
 static int
 publish_slot(ms_replay *r, size_t i, const ms_fixture_slot *s, ms_errbuf *eb)
 {
@@ -1678,7 +1679,7 @@ publish_slot(ms_replay *r, size_t i, const ms_fixture_slot *s, ms_errbuf *eb)
 	}
 	if (r->test.lose_slot == i + 1)
 		return 0;
-	return ms_shard_introduce_placed(r->shard, s->part_id, eb);
+	return ms_shard_introduce(r->shard, s->part_id, eb);
 }
 
 static void

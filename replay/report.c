@@ -1043,6 +1043,26 @@ print_header(FILE *f, const report *r, const char *path)
 		fprintf(f, "  error        %s\n", r->end.error);
 }
 
+/* What the resource rows count, under them: a reader who counts the
+ * process's syncs with strace sees the event database's as well. */
+static void
+print_phase_notes(FILE *f, const phase_agg *p, const phase_agg *c)
+{
+	fprintf(f,
+	        "  (peak RSS in phase: the highest resident set while the "
+	        "phase ran: the\n   process's high-water mark when the phase "
+	        "raised it, else sampled every\n   5 ms; anon, file and shmem: "
+	        "each kind's own peak in it, sampled every 5 ms)\n");
+	fprintf(f, "  (fsyncs: every fsync and syncfs of the shard and its "
+	           "parts; before: the\n   shard's creation and the staging. "
+	           "The event database's own syncs,\n   SQLite's fdatasync "
+	           "calls, are not counted)\n");
+	if (!p->has_phase || !c->has_phase)
+		fprintf(f, "  (no phase record for%s%s)\n",
+		        p->has_phase ? "" : " primary",
+		        c->has_phase ? "" : " cooldown");
+}
+
 static void
 print_phases(FILE *f, const report *r)
 {
@@ -1100,15 +1120,7 @@ print_phases(FILE *f, const report *r)
 	      ratio(c->out_bytes + c->idx_out_bytes,
 	            c->in_bytes + c->idx_in_bytes),
 	      4);
-	fprintf(f,
-	        "  (peak RSS in phase: the highest resident set while the "
-	        "phase ran: the\n   process's high-water mark when the phase "
-	        "raised it, else sampled every\n   5 ms; anon, file and shmem: "
-	        "each kind's own peak in it, sampled every 5 ms)\n");
-	if (!p->has_phase || !c->has_phase)
-		fprintf(f, "  (no phase record for%s%s)\n",
-		        p->has_phase ? "" : " primary",
-		        c->has_phase ? "" : " cooldown");
+	print_phase_notes(f, p, c);
 
 	fprintf(f, "\n%-30s %14s %14s\n", "merges", "primary", "cooldown");
 	row_u(f, "total", p->merges, c->merges);

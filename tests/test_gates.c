@@ -1213,8 +1213,9 @@ flip_staged(void *arg, uint64_t done, uint64_t total, const char *what)
 	if (f->done || strcmp(what, "staging") || done != total)
 		return;
 	char path[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/parts/%016llx.%s", f->work,
-	         (unsigned long long)f->id, ms_part_kind_name(f->kind));
+	/* Staged at its tmp paths; its publication renames it. */
+	snprintf(path, sizeof(path), "%s/tmp/%s-%016llx", f->work,
+	         ms_part_kind_name(f->kind), (unsigned long long)f->id);
 	FILE *fp = fopen(path, "r+b");
 	assert_non_null(fp);
 	assert_int_equal(fseek(fp, 0, SEEK_END), 0);

@@ -237,6 +237,14 @@ test_report_golden(void **state)
 	const char *body = after_db_line(text);
 	if (strncmp(body, golden, strlen(golden)) != 0)
 		fail_msg("report differs from golden text:\n%s", body);
+	/* What the fsync rows count, and that the event database's own
+	 * syncs (which strace counts with the rest) are not in them. */
+	assert_non_null(strstr(text, "  (fsyncs: every fsync and syncfs of "
+	                             "the shard and its parts; before: the\n"
+	                             "   shard's creation and the staging. "
+	                             "The event database's own syncs,\n"
+	                             "   SQLite's fdatasync calls, are not "
+	                             "counted)\n"));
 	/* the later tables: rows a user reads */
 	assert_non_null(strstr(text, "\nmerges "));
 	assert_non_null(strstr(text, "  lane finalize "));

@@ -147,8 +147,8 @@ int ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
 int ms_shard_introduce(ms_shard *s, uint64_t id, ms_errbuf *eb);
 /* Introduce a part whose three kinds were staged at their final paths
  * (ms_shard_part_path) beforehand and made durable there, unlisted: the
- * introduction alone, a snapshot commit, publishes it (as the reference
- * writes a part in place and publishes it with its snapshot). A staged
+ * introduction alone, a snapshot commit, publishes it, with no rename (a
+ * replay stages at the tmp paths and uses ms_shard_introduce). A staged
  * part that was never introduced is unlisted, and the next open removes
  * it. On failure the part stays where it is, unlisted. */
 int ms_shard_introduce_placed(ms_shard *s, uint64_t id, ms_errbuf *eb);
