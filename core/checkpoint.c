@@ -29,10 +29,20 @@ part_file(char *out, const char *dir, uint64_t id, int kind, ms_errbuf *eb)
 	return ms__ck_path(out, dir, name, eb);
 }
 
-/* Write n bytes to a new file at path; fsync it when sync. */
+/* One fsync about to be made, counted in io (may be NULL) whether it
+ * succeeds or not, as the shard counts its own. */
+static void
+count_sync(ms_io *io)
+{
+	if (io)
+		atomic_fetch_add(&io->fsyncs, 1);
+}
+
+/* Write n bytes to a new file at path; fsync it (counted in io, may be
+ * NULL) when sync. */
 static int
 write_all(const char *path, const void *buf, size_t n, bool sync,
-          ms_errbuf *eb)
+          ms_io *io, ms_errbuf *eb)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -52,6 +62,8 @@ write_all(const char *path, const void *buf, size_t n, bool sync,
 		}
 		done += (size_t)w;
 	}
+	if (sync)
+		count_sync(io);
 	if (sync && fsync(fd) != 0) {
 		int e = errno;
 		close(fd);
@@ -202,7 +214,7 @@ take_files(const char *dir, ms_shard *s, const ms_view *v, uint64_t counter,
 		c->next_id = counter;
 	}
 	if (rc == 0 && (rc = ms__ck_path(b, dir, "snapshot", eb)) == 0)
-		rc = write_all(b, snap, n, false, eb);
+		rc = write_all(b, snap, n, false, NULL, eb);
 	free(snap);
 	return rc;
 }
@@ -237,7 +249,7 @@ write_state(const char *dir, const ms_checkpoint *c, ms_errbuf *eb)
 	if (rc == 0 && (rc = ms__ck_encode(c, &b)) != 0)
 		rc = ms_fail(eb, rc, "%s: encoding: %s", p, ms_strerror(rc));
 	if (rc == 0)
-		rc = write_all(p, b.data, b.len, false, eb);
+		rc = write_all(p, b.data, b.len, false, NULL, eb);
 	ms_buf_release(&b);
 	return rc;
 }
@@ -381,10 +393,11 @@ link_back(const char *dir, const char *shard, const ms_checkpoint *c,
 	return 0;
 }
 
-/* The commit (design 2): the checkpoint's snapshot over the shard's. */
+/* The commit (design 2): the checkpoint's snapshot over the shard's; its
+ * two fsyncs counted in io (may be NULL). */
 static int
 commit_snapshot(const char *dir, const char *shard, const ms_checkpoint *c,
-                ms_errbuf *eb)
+                ms_io *io, ms_errbuf *eb)
 {
 	ck_path a, tmp, snap;
 	uint8_t *buf;
@@ -407,13 +420,14 @@ commit_snapshot(const char *dir, const char *shard, const ms_checkpoint *c,
 	if (rc == 0 && (rc = ms__ck_path(tmp, shard, "tmp/snapshot.new", eb)) == 0)
 		rc = ms__ck_path(snap, shard, "snapshot", eb);
 	if (rc == 0)
-		rc = write_all(tmp, buf, n, true, eb);
+		rc = write_all(tmp, buf, n, true, io, eb);
 	free(buf);
 	if (rc)
 		return rc;
 	if (rename(tmp, snap) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "rename %s -> %s: %s",
 		               tmp, snap, strerror(errno));
+	count_sync(io);
 	return ms_fs_fsync_dir(shard, eb);
 }
 
@@ -493,7 +507,7 @@ drop_dict(const char *name, const char *ckdir, const ms_checkpoint *c)
 
 int
 ms_checkpoint_restore(const char *dir, const char *shard_dir,
-                      ms_checkpoint *out, ms_errbuf *eb)
+                      ms_checkpoint *out, ms_io *io, ms_errbuf *eb)
 {
 	ck_path p;
 	int rc = ms_checkpoint_read(dir, out, eb);
@@ -509,13 +523,17 @@ ms_checkpoint_restore(const char *dir, const char *shard_dir,
 		rc = link_back(dir, shard_dir, out, eb);
 	if (rc == 0)
 		rc = link_dicts(dir, shard_dir, eb);
-	if (rc == 0 && (rc = ms__ck_path(p, shard_dir, "parts", eb)) == 0)
+	if (rc == 0 && (rc = ms__ck_path(p, shard_dir, "parts", eb)) == 0) {
+		count_sync(io);
 		rc = ms_fs_fsync_dir(p, eb);
+	}
 	if (rc == 0 && (rc = ms__ck_path(p, shard_dir, "dicts", eb)) == 0 &&
-	    ms_fs_is_dir(p))
+	    ms_fs_is_dir(p)) {
+		count_sync(io);
 		rc = ms_fs_fsync_dir(p, eb);
+	}
 	if (rc == 0)
-		rc = commit_snapshot(dir, shard_dir, out, eb);
+		rc = commit_snapshot(dir, shard_dir, out, io, eb);
 	/* Committed: what follows only tidies (design 3). */
 	if (rc == 0)
 		rc = prune(shard_dir, "parts", dir, drop_part, out, eb);

@@ -373,7 +373,7 @@ reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
 	ms_engine_close(eng);
 	ms_shard_close(sh);
 	ms_checkpoint ck;
-	int rc = ms_checkpoint_restore(c->dir, r->work_dir, &ck, e);
+	int rc = ms_checkpoint_restore(c->dir, r->work_dir, &ck, &r->io, e);
 	if (rc)
 		return rc;
 	ms_shard_opts so = ms__replay_shard_opts(r);

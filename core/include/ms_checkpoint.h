@@ -107,10 +107,13 @@ int ms_checkpoint_decode(const void *buf, size_t n, const char *name,
  * 3); *out receives the checkpoint (as ms_checkpoint_read), whose engine
  * state is what the next engine resumes from. On an error before the
  * commit the shard is unchanged (the message names the checkpoint file or
- * the shard file that failed).
+ * the shard file that failed). Every fsync it makes (the shard's parts/
+ * and dicts/ directories, the new snapshot and the shard directory) is
+ * counted in io (borrowed; may be NULL: not counted), as the shard counts
+ * its own.
  */
 int ms_checkpoint_restore(const char *dir, const char *shard_dir,
-                          ms_checkpoint *out, ms_errbuf *eb);
+                          ms_checkpoint *out, ms_io *io, ms_errbuf *eb);
 
 /* Remove checkpoint dir (its links only: parts still active in a shard
  * stay there). A missing dir is success. */

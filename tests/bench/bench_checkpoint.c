@@ -103,7 +103,7 @@ one_size(const char *root, size_t nparts)
 		ms_checkpoint c;
 		ms_engine_close(e);
 		ms_shard_close(s);
-		if (ms_checkpoint_restore(ck, dir, &c, &eb))
+		if (ms_checkpoint_restore(ck, dir, &c, NULL, &eb))
 			die("restore", &eb);
 		so.create = false;
 		if (ms_shard_open(&s, &so, &eb))
