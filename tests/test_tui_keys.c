@@ -1418,6 +1418,55 @@ test_offer_never_eats_a_key(void **state)
 	assert_string_equal(f->s.view->ui.cmdline, "lane");
 }
 
+/* What the screen showed when a key drew it in the middle (draw_now). */
+typedef struct mid_draw {
+	fx *f;
+	int draws;
+	bool saying, old_msg;
+	char log[64]; /* the controller's calls by then */
+} mid_draw;
+
+static void
+record_mid_draw(void *arg)
+{
+	mid_draw *m = arg;
+	m->draws++;
+	snprintf(m->log, sizeof(m->log), "%s", m->f->fake.log);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, m->f->s.view, 132, 44), 0);
+	for (int y = 0; y < 44; y++) {
+		char row[1024];
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		m->saying |= strstr(row, "freezing merge #58 ...") != NULL;
+		m->old_msg |= strstr(row, "earlier news") != NULL;
+	}
+	ms_canvas_release(&cv);
+}
+
+/* `f` draws "freezing merge #58 ..." in the footer before the copy (a
+ * second or more) starts; the screen stood still with the message before
+ * it until the copy was done. Then the result replaces it. */
+static void
+test_freeze_says_so_first(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	ms_session_say(&f->s, false, "earlier news");
+	mid_draw m = { .f = f };
+	f->s.draw_now = record_mid_draw;
+	f->s.draw_arg = &m;
+	keys(f, "f");
+	f->s.draw_now = NULL;
+	assert_int_equal(m.draws, 1);
+	assert_true(m.saying);
+	assert_false(m.old_msg);
+	assert_string_equal(m.log, "");
+	assert_string_equal(f->fake.log, "freeze;");
+	assert_non_null(strstr(f->s.view->ui.message, "frozen merge #58"));
+}
+
 static void
 test_freeze_only_at_barrier(void **state)
 {
@@ -3772,6 +3821,7 @@ main(void)
 		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
+		T(test_freeze_says_so_first),
 		T(test_offer_never_eats_a_key),
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),
