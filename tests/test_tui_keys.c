@@ -326,6 +326,21 @@ screen_has_at(fx *f, int w, int h, const char *text)
 	return found;
 }
 
+/* The view drawn at w x h, on standard error (a failure's evidence). */
+static void
+screen_dump(fx *f, int w, int h)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	char row[2048];
+	for (int y = 0; y < h; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		fprintf(stderr, "%s\n", row);
+	}
+	ms_canvas_release(&cv);
+}
+
 static bool
 screen_has(fx *f, const char *text)
 {
@@ -590,6 +605,32 @@ test_axis_end_label(void **state)
 	f->s.view->ui.ascii = true;
 	assert_true(screen_has(f, "23----24||"));
 	assert_true(screen_has_at(f, 132, 46, "23-24||"));
+}
+
+/* The frontier line in the axis's second column (t 02:09, frontier
+ * 00:09, 132 columns): the "00" label goes just right of it, as there is
+ * no room left of it; it was left out (in the first column too). Where
+ * the line crosses a label with room on its left, the label goes there,
+ * as before. */
+static void
+test_axis_label_beside_frontier(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_start + 2 * FAKE_H + 9 * FAKE_MIN;
+	f->model->frontier = f->model->day_start + 9 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.ascii = true;
+	if (!screen_has_at(f, 132, 44, "|-|00-01----02")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"00\" beside the frontier");
+	}
+	f->model->frontier = f->model->day_start + 5 * FAKE_H + 9 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "04--05|---06"));
+	/* In the first column (t 02:00), the same. */
+	f->model->frontier = f->model->day_start;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "||00--01----02"));
 }
 
 /* At 80 columns, while every merge so far bypassed sampling, the count
@@ -3812,6 +3853,7 @@ main(void)
 		T(test_long_chain_scrolls),
 		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
+		T(test_axis_label_beside_frontier),
 		T(test_counts_short_form),
 		T(test_status_80_keeps_variant),
 		T(test_status_80_long_variant_keeps_merges),
