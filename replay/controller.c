@@ -1529,37 +1529,104 @@ publication_point(ms_replay *r, int64_t t)
 /* The longest a publication waits for its turn, in ns. */
 #define PACE_MAX_NS 1e15
 
-/* Pace publications at `speed` logical seconds per wall second; returns
- * early on any command. A step does not wait: it goes to its next point
- * at once, as a step in a debugger does (at 1x it stood RUNNING for the
- * whole gap, 27 s on the default day, before it stopped). */
-static void
-pace(ms_replay *r, int64_t logical_gap, int64_t wall_since)
+/* Does the wait before a publication apply now? Not at full speed, not
+ * for a step (it goes to its next point at once, as a step in a debugger
+ * does: at 1x it stood RUNNING for the whole gap, 27 s on the default
+ * day, before it stopped), nor on the way to an abort or a seek. mu held. */
+static bool
+pace_applies(const ms_replay *r)
 {
-	pthread_mutex_lock(&r->mu);
-	double speed = r->speed;
-	if (speed > 0 && logical_gap > 0 && !r->abort_req &&
-	    r->mode != MODE_STEP) {
+	return r->speed > 0 && !r->abort_req && !r->seek_req &&
+	       r->mode != MODE_STEP;
+}
+
+/* Wait until *left (logical ns of the gap to the next publication) has
+ * passed at the run's speed, counting down *left as it goes; a change of
+ * speed goes on at the new speed. Returns true when a pause cut the wait
+ * short: the rest is still in *left, for after the pause (a pause freezes
+ * the replay's time). mu held. */
+static bool
+pace_wait(ms_replay *r, int64_t *left)
+{
+	while (*left > 0 && pace_applies(r) && !r->pause_req) {
 		/* At a very slow speed the wait is long, not negative: the
 		 * quotient is bounded (a million seconds) before it becomes
 		 * an integer, which it would overflow. */
-		double w = (double)logical_gap / speed;
+		double speed = r->speed, w = (double)*left / speed;
 		int64_t want =
 		        w < PACE_MAX_NS ? (int64_t)w : (int64_t)PACE_MAX_NS;
-		int64_t left = want - wall_since;
-		if (left > 0) {
-			struct timespec ts =
-			        ms_mono_timespec(ms_mono_ns() + left);
-			enum run_mode mode = r->mode;
-			while (!r->abort_req && !r->pause_req &&
-			       !r->seek_req && r->mode == mode &&
-			       r->speed == speed &&
-			       pthread_cond_timedwait(&r->cv, &r->mu, &ts) !=
-			               ETIMEDOUT)
-				;
-		}
+		int64_t t0 = ms_mono_ns();
+		struct timespec ts = ms_mono_timespec(t0 + want);
+		enum run_mode mode = r->mode;
+		int e = 0;
+		r->paces++;
+		while (e != ETIMEDOUT && pace_applies(r) && !r->pause_req &&
+		       r->mode == mode && r->speed == speed)
+			e = pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		double done = (double)(ms_mono_ns() - t0) * speed;
+		*left = e == ETIMEDOUT || done >= (double)*left
+		                ? 0
+		                : *left - (int64_t)done;
 	}
+	return *left > 0 && r->pause_req && pace_applies(r);
+}
+
+/* Pace publications at `speed` logical seconds per wall second: wait
+ * out *left logical ns less what wall_since (ns since the last
+ * publication) covered. Returns true when a pause cut it short, the
+ * rest being in *left. */
+static bool
+pace(ms_replay *r, int64_t *left, int64_t wall_since)
+{
+	pthread_mutex_lock(&r->mu);
+	if (pace_applies(r) && *left > 0) {
+		double done = (double)wall_since * r->speed;
+		*left = done >= (double)*left ? 0 : *left - (int64_t)done;
+	}
+	bool cut = pace_wait(r, left);
 	pthread_mutex_unlock(&r->mu);
+	return cut;
+}
+
+/* Released from a stop in a mode that waits (not a step, not at full
+ * speed)? */
+static bool
+pace_goes_on(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	bool on = pace_applies(r);
+	pthread_mutex_unlock(&r->mu);
+	return on;
+}
+
+uint64_t
+ms__replay_paces(ms_replay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	uint64_t n = r->paces;
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
+/* The wait before slot i's publication and its publication point: a
+ * pause during the wait stops there, and the run, resumed, waits out the
+ * rest of the gap before it publishes (a step from that stop publishes at
+ * once). Returns 0 to publish, MS_ERR_CANCELED on abort, 1 when a seek
+ * back was asked for. */
+static int
+pace_to(ms_replay *r, int64_t t, int64_t gap, int64_t wall_since)
+{
+	int64_t left = gap;
+	bool cut = pace(r, &left, wall_since);
+	for (;;) {
+		if (!publication_point(r, t))
+			return MS_ERR_CANCELED;
+		if (ms__rck_seek_pending(r))
+			return 1;
+		if (!cut || !pace_goes_on(r))
+			return 0;
+		cut = pace(r, &left, 0);
+	}
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -1929,11 +1996,10 @@ run_slots(ms_replay *r, size_t from, ms_errbuf *eb)
 	uint64_t stops = stops_now(r);
 	for (size_t i = from; i < n; i++) {
 		const ms_fixture_slot *s = ms_fixture_slot_at(r->fx, i);
-		pace(r, s->pub_ns - prev_p, ms_mono_ns() - prev_wall);
-		if (!publication_point(r, s->pub_ns))
-			return MS_ERR_CANCELED;
-		if (ms__rck_seek_pending(r))
-			return 0;
+		rc = pace_to(r, s->pub_ns, s->pub_ns - prev_p,
+		             ms_mono_ns() - prev_wall);
+		if (rc)
+			return rc == 1 ? 0 : rc;
 		/* Stopped here: a checkpoint of this very point. */
 		if (stops != stops_now(r)) {
 			stops = stops_now(r);

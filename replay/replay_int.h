@@ -732,6 +732,10 @@ uint64_t ms__replay_live_reads(ms_replay *r);
 /* How many slices the controller's waits for merge-idle have taken: none
  * while the run stands at a barrier with no merge running. */
 uint64_t ms__replay_slices(ms_replay *r);
+/* How many waits before a publication (at the run's speed) the controller
+ * has begun: one more when it starts to wait, or goes on waiting after a
+ * pause or a change of speed. */
+uint64_t ms__replay_paces(ms_replay *r);
 
 /* A test hook's delay: sleep ns (nothing when ns <= 0). */
 static inline void
@@ -856,6 +860,7 @@ struct ms_replay {
 	pthread_cond_t live_cv; /* a merge was released, or stop */
 	uint64_t live_reads; /* the live reader's readings (a test's) */
 	uint64_t idle_slices; /* merge-idle's wait slices (a test's) */
+	uint64_t paces; /* waits begun before a publication (a test's) */
 	pthread_t live_thread;
 	/* The lifecycle table (controller.c): entries packed in the order
 	 * their IDs were first seen, track[0, track_n) of track_cap

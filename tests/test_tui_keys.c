@@ -326,6 +326,21 @@ screen_has_at(fx *f, int w, int h, const char *text)
 	return found;
 }
 
+/* The view drawn at w x h, on standard error (a failure's evidence). */
+static void
+screen_dump(fx *f, int w, int h)
+{
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, f->s.view, w, h), 0);
+	char row[2048];
+	for (int y = 0; y < h; y++) {
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		fprintf(stderr, "%s\n", row);
+	}
+	ms_canvas_release(&cv);
+}
+
 static bool
 screen_has(fx *f, const char *text)
 {
@@ -590,6 +605,32 @@ test_axis_end_label(void **state)
 	f->s.view->ui.ascii = true;
 	assert_true(screen_has(f, "23----24||"));
 	assert_true(screen_has_at(f, 132, 46, "23-24||"));
+}
+
+/* The frontier line in the axis's second column (t 02:09, frontier
+ * 00:09, 132 columns): the "00" label goes just right of it, as there is
+ * no room left of it; it was left out (in the first column too). Where
+ * the line crosses a label with room on its left, the label goes there,
+ * as before. */
+static void
+test_axis_label_beside_frontier(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_start + 2 * FAKE_H + 9 * FAKE_MIN;
+	f->model->frontier = f->model->day_start + 9 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.ascii = true;
+	if (!screen_has_at(f, 132, 44, "|-|00-01----02")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"00\" beside the frontier");
+	}
+	f->model->frontier = f->model->day_start + 5 * FAKE_H + 9 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "04--05|---06"));
+	/* In the first column (t 02:00), the same. */
+	f->model->frontier = f->model->day_start;
+	ms_session_snapshot(&f->s);
+	assert_true(screen_has_at(f, 132, 44, "||00--01----02"));
 }
 
 /* At 80 columns, while every merge so far bypassed sampling, the count
@@ -1416,6 +1457,55 @@ test_offer_never_eats_a_key(void **state)
 	mouse_in(f, MS_PANEL_INVENTORY, MS_MOUSE_CLICK, 3, 4);
 	assert_int_equal(f->s.view->ui.prompt, MS_PROMPT_FILTER);
 	assert_string_equal(f->s.view->ui.cmdline, "lane");
+}
+
+/* What the screen showed when a key drew it in the middle (draw_now). */
+typedef struct mid_draw {
+	fx *f;
+	int draws;
+	bool saying, old_msg;
+	char log[64]; /* the controller's calls by then */
+} mid_draw;
+
+static void
+record_mid_draw(void *arg)
+{
+	mid_draw *m = arg;
+	m->draws++;
+	snprintf(m->log, sizeof(m->log), "%s", m->f->fake.log);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, m->f->s.view, 132, 44), 0);
+	for (int y = 0; y < 44; y++) {
+		char row[1024];
+		ms_canvas_row(&cv, y, row, sizeof(row));
+		m->saying |= strstr(row, "freezing merge #58 ...") != NULL;
+		m->old_msg |= strstr(row, "earlier news") != NULL;
+	}
+	ms_canvas_release(&cv);
+}
+
+/* `f` draws "freezing merge #58 ..." in the footer before the copy (a
+ * second or more) starts; the screen stood still with the message before
+ * it until the copy was done. Then the result replaces it. */
+static void
+test_freeze_says_so_first(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	ms_session_say(&f->s, false, "earlier news");
+	mid_draw m = { .f = f };
+	f->s.draw_now = record_mid_draw;
+	f->s.draw_arg = &m;
+	keys(f, "f");
+	f->s.draw_now = NULL;
+	assert_int_equal(m.draws, 1);
+	assert_true(m.saying);
+	assert_false(m.old_msg);
+	assert_string_equal(m.log, "");
+	assert_string_equal(f->fake.log, "freeze;");
+	assert_non_null(strstr(f->s.view->ui.message, "frozen merge #58"));
 }
 
 static void
@@ -3763,6 +3853,7 @@ main(void)
 		T(test_long_chain_scrolls),
 		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
+		T(test_axis_label_beside_frontier),
 		T(test_counts_short_form),
 		T(test_status_80_keeps_variant),
 		T(test_status_80_long_variant_keeps_merges),
@@ -3772,6 +3863,7 @@ main(void)
 		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
+		T(test_freeze_says_so_first),
 		T(test_offer_never_eats_a_key),
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),

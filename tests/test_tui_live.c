@@ -1190,6 +1190,59 @@ test_step_does_not_wait_for_speed(void **state)
 	free(st);
 }
 
+/* Poll (10 ms ticks, bounded) until the controller has begun a wait
+ * before a publication after its n-th, or the run stopped; returns the
+ * status then. */
+static void
+wait_pacing(ms_replay *r, uint64_t n, ms_replay_status *st)
+{
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 12000; i++) {
+		ms_replay_get_status(r, st);
+		if (ms__replay_paces(r) > n || rt_stopped(st->state))
+			return;
+		nanosleep(&tick, NULL);
+	}
+	fail_msg("no wait before a publication began");
+}
+
+/* A pause freezes the replay's time: resumed, the run waits out the rest
+ * of the gap to the next publication before it publishes. It published
+ * at once (pause 1 s after a publication at 1x on the default day: the
+ * next came at once, not 26 s later). At 1e-9x the gap is for ever, so
+ * the run, resumed, must be waiting again with the same publications
+ * out; the old code published the next one first. */
+static void
+test_pause_keeps_the_wait(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "pausewait", "disabled");
+	run.o.start_paused = true;
+	run.o.speed = 1e-9;
+	live l;
+	live_open(&l, &run, false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	ms_errbuf eb = { "" };
+	uint64_t n = ms__replay_paces(l.r);
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	wait_pacing(l.r, n, st);
+	assert_int_equal(st->pub_done, 1);
+	assert_int_equal(l.ctl.ops->pause(l.ctl.self, &eb), 0);
+	assert_true(rt_wait_stop(l.r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 1);
+	n = ms__replay_paces(l.r);
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	wait_pacing(l.r, n, st);
+	if (st->state != MS_REPLAY_RUNNING || st->pub_done != 1)
+		fail_msg("resumed: state %d, %" PRIu64 " publications out",
+		         (int)st->state, st->pub_done);
+	live_close(&l);
+	free(st);
+}
+
 /* What a link's plugin logged, in the link's details (Enter in the
  * plugins panel): its lines kept and suppressed and its last lines, at
  * 132x44 and 80x24. A chain of a plugin that logs 300 lines in each
@@ -1520,6 +1573,7 @@ main(void)
 		cmocka_unit_test(test_link_log_in_details),
 		cmocka_unit_test(test_paused_at_the_start),
 		cmocka_unit_test(test_step_does_not_wait_for_speed),
+		cmocka_unit_test(test_pause_keeps_the_wait),
 		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),

@@ -147,6 +147,23 @@ view_stopped(const ms_tui_view *v)
 	return v->state != MS_VIEW_RUNNING && !v->live.present;
 }
 
+/* The screen drawn in the middle of a key (ms_tui_session.draw_now). */
+typedef struct app_draw {
+	ms_screen *scr;
+	ms_canvas *canvas;
+	ms_tui_view *view;
+} app_draw;
+
+static void
+app_draw_now(void *arg)
+{
+	app_draw *d = arg;
+	int w, h;
+	ms_screen_size(d->scr, &w, &h);
+	if (ms_render_frame(d->canvas, d->view, w, h) == 0)
+		ms_screen_draw(d->scr, d->canvas);
+}
+
 static bool
 ops_complete(const ms_tui_ctl_ops *o)
 {
@@ -154,6 +171,19 @@ ops_complete(const ms_tui_ctl_ops *o)
 	       o->run_to_breakpoint && o->run_to && o->set_speed &&
 	       o->break_add && o->break_enable && o->break_delete &&
 	       o->freeze && o->export_events && o->snapshot;
+}
+
+/* The session's merge-once commands, for the quit to print. */
+static void
+give_frozen(const ms_tui_opts *opts, const ms_tui_ui *ui)
+{
+	if (!opts->frozen_cmd || !opts->frozen_cmd_n)
+		return;
+	int w = snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
+	                 ui->frozen_all);
+	if (ui->frozen_lost && w >= 0 && (size_t)w < opts->frozen_cmd_n)
+		snprintf(opts->frozen_cmd + w, opts->frozen_cmd_n - (size_t)w,
+		         "(and %u more)\n", ui->frozen_lost);
 }
 
 int
@@ -198,6 +228,9 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 
 	ms_canvas canvas;
 	ms_canvas_init(&canvas);
+	app_draw drawer = { scr, &canvas, s.view };
+	s.draw_now = app_draw_now;
+	s.draw_arg = &drawer;
 	ms__pacer pace = { .frame_ns = frame_ns, .wait_ns = frame_ns };
 	if (opts->wake_fd > 0)
 		pace.idle_ns = MS_TUI_IDLE_WAKE_MAX_S * 1000000000LL;
@@ -268,14 +301,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	if (opts->filter_out && opts->filter_out_n)
 		snprintf(opts->filter_out, opts->filter_out_n, "%s",
 		         s.view->ui.filter);
-	if (opts->frozen_cmd && opts->frozen_cmd_n) {
-		const ms_tui_ui *ui = &s.view->ui;
-		int w = snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
-		                 ui->frozen_all);
-		if (ui->frozen_lost && w >= 0 && (size_t)w < opts->frozen_cmd_n)
-			snprintf(opts->frozen_cmd + w, opts->frozen_cmd_n - (size_t)w,
-			         "(and %u more)\n", ui->frozen_lost);
-	}
+	give_frozen(opts, &s.view->ui);
 	ms_session_release(&s);
 	return 0;
 }

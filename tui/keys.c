@@ -740,6 +740,12 @@ act_freeze(ms_tui_session *s)
 		               "first");
 		return;
 	}
+	/* The copy takes a while (about a second on the default day):
+	 * the footer says so first, in place of the message before. */
+	ms_session_say(s, false, "freezing merge #%" PRIu64 " ...",
+	               s->view->sel.seq);
+	if (s->draw_now)
+		s->draw_now(s->draw_arg);
 	ms_errbuf eb = { "" };
 	char dir[MS_VIEW_TEXT] = "";
 	int rc = s->ctl->ops->freeze(s->ctl->self, dir, sizeof(dir), &eb);

@@ -171,11 +171,38 @@ day_hours(int64_t t0, int64_t t1)
 	return h < 1 ? 1 : h > 24 * 7 ? 24 * 7 : (int)h;
 }
 
+/* Where the label after this one may start at the earliest: hour hr's
+ * column (two left of it for the day's last hour, which may move there),
+ * or past the axis when there is none. */
+static int
+next_label(ms_rect in, int64_t t0, int64_t t1, int hr, int hours)
+{
+	if (hr > hours)
+		return in.x + in.w + 1;
+	int x = col_of(t0 + (int64_t)hr * 3600000000000LL, t0, t1, in);
+	return hr == hours ? x - 2 : x;
+}
+
+/* Where a two-column label that the frontier line at column fx would
+ * cross goes: just left of the line when that leaves a gap after the
+ * label before (at prev), else just right of it when that leaves a gap
+ * before the next (from next): in the axis's second column the line left
+ * no room on its left, and the day's first label ("00") was left out. */
+static int
+dodge_front(int fx, int prev, int next)
+{
+	if (fx - 2 >= prev + 3)
+		return fx - 2;
+	if (fx + 4 <= next)
+		return fx + 1;
+	return -1;
+}
+
 /* The whole day: hour labels every 1, 2, 3, 6 or 12 hours, up to the
  * day's last hour (a 6-hour day's axis ran "04 05 24", every hour past
  * its end drawn on its last column). A label the frontier line at column
- * fx would cross ("0|" for 04) ends just before it when that leaves a
- * gap after the label before, else is left out. */
+ * fx would cross ("0|" for 04) moves beside it (dodge_front), or, with
+ * room on neither side, is left out. */
 static void
 axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 {
@@ -199,9 +226,10 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 		if (hr == hours)
 			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
 		if (fx == lx || fx == lx + 1) {
-			if (fx - 2 < prev + 3 || fx - 2 < in.x)
+			lx = dodge_front(fx, prev, next_label(in, t0, t1, hr +
+			                                      step, hours));
+			if (lx < in.x || lx + 2 > in.x + in.w)
 				continue;
-			lx = fx - 2;
 		}
 		prev = lx;
 		ms_canvas_text(c, lx, ay, 2, lab, MS_C_MUTED);

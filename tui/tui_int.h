@@ -432,6 +432,11 @@ typedef struct ms_tui_session {
 	int screen_w, screen_h;
 	/* The details' line count for scroll keys (overlay_scroll). */
 	ms_detail_memo detail_memo;
+	/* Draws the screen now, in the middle of a key: a freeze says
+	 * "freezing ..." before its copy, which takes a second or more
+	 * (ms_tui_run sets it; NULL draws nothing). */
+	void (*draw_now)(void *arg);
+	void *draw_arg;
 } ms_tui_session;
 
 int ms_session_init(ms_tui_session *s, const ms_tui_ctl *ctl);
