@@ -1483,10 +1483,24 @@ run_to_time_hit(ms_replay *r, int64_t t)
 	return false;
 }
 
-/* Before a publication at logical time t: stop if asked. Controller
- * thread. Returns false when the run is being aborted. */
+/* Does the wait before a publication apply now? Not at full speed, not
+ * for a step (it goes to its next point at once, as a step in a debugger
+ * does: at 1x it stood RUNNING for the whole gap, 27 s on the default
+ * day, before it stopped), nor on the way to an abort or a seek. mu held. */
 static bool
-publication_point(ms_replay *r, int64_t t)
+pace_applies(const ms_replay *r)
+{
+	return r->speed > 0 && !r->abort_req && !r->seek_req &&
+	       r->mode != MODE_STEP;
+}
+
+/* Before a publication at logical time t: stop if asked. Controller
+ * thread. Returns false when the run is being aborted. *cut (may be
+ * NULL): in, a pause cut the wait before t short; out, the run, released,
+ * waits out the rest of it (pace_to): t is not reached yet, so it is not
+ * past either (a go to a time before t stays ahead of the run). */
+static bool
+publication_point(ms_replay *r, int64_t t, bool *cut)
 {
 	pthread_mutex_lock(&r->mu);
 	bool stop = false;
@@ -1519,7 +1533,9 @@ publication_point(ms_replay *r, int64_t t)
 		       r->mode == MODE_RUN && run_to_time_hit(r, t);
 	}
 	r->held_ns = 0;
-	if (t > r->past_ns)
+	if (cut)
+		*cut = *cut && pace_applies(r);
+	if (!(cut && *cut) && t > r->past_ns)
 		r->past_ns = t;
 	bool go = !r->abort_req;
 	pthread_mutex_unlock(&r->mu);
@@ -1528,17 +1544,6 @@ publication_point(ms_replay *r, int64_t t)
 
 /* The longest a publication waits for its turn, in ns. */
 #define PACE_MAX_NS 1e15
-
-/* Does the wait before a publication apply now? Not at full speed, not
- * for a step (it goes to its next point at once, as a step in a debugger
- * does: at 1x it stood RUNNING for the whole gap, 27 s on the default
- * day, before it stopped), nor on the way to an abort or a seek. mu held. */
-static bool
-pace_applies(const ms_replay *r)
-{
-	return r->speed > 0 && !r->abort_req && !r->seek_req &&
-	       r->mode != MODE_STEP;
-}
 
 /* Wait until *left (logical ns of the gap to the next publication) has
  * passed at the run's speed, counting down *left as it goes; a change of
@@ -1588,17 +1593,6 @@ pace(ms_replay *r, int64_t *left, int64_t wall_since)
 	return cut;
 }
 
-/* Released from a stop in a mode that waits (not a step, not at full
- * speed)? */
-static bool
-pace_goes_on(ms_replay *r)
-{
-	pthread_mutex_lock(&r->mu);
-	bool on = pace_applies(r);
-	pthread_mutex_unlock(&r->mu);
-	return on;
-}
-
 uint64_t
 ms__replay_paces(ms_replay *r)
 {
@@ -1619,11 +1613,11 @@ pace_to(ms_replay *r, int64_t t, int64_t gap, int64_t wall_since)
 	int64_t left = gap;
 	bool cut = pace(r, &left, wall_since);
 	for (;;) {
-		if (!publication_point(r, t))
+		if (!publication_point(r, t, &cut))
 			return MS_ERR_CANCELED;
 		if (ms__rck_seek_pending(r))
 			return 1;
-		if (!cut || !pace_goes_on(r))
+		if (!cut)
 			return 0;
 		cut = pace(r, &left, 0);
 	}
@@ -2260,7 +2254,7 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	if (!advance(r, MS_RPHASE_BOUNDARY))
 		return 0;
 	/* The clock moves to the day boundary. */
-	if (!publication_point(r, r->info->day_end_ns))
+	if (!publication_point(r, r->info->day_end_ns, NULL))
 		return MS_ERR_CANCELED;
 	if (ms__rck_seek_pending(r))
 		return 0;
@@ -2282,7 +2276,7 @@ run_cooldown(ms_replay *r, const phase_base *pri, bool *back, ms_errbuf *eb)
 	r->check_queued_cooldown = checker_queued(r);
 	r->cooldown_mono = ms_mono_ns();
 	phase_begin(r, &cb.ru, &cb.mem, &cb.io);
-	if (!publication_point(r, r->info->day_end_ns + MS_GRACE_NS))
+	if (!publication_point(r, r->info->day_end_ns + MS_GRACE_NS, NULL))
 		return MS_ERR_CANCELED;
 	if (ms__rck_seek_pending(r))
 		return 0;

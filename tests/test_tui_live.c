@@ -1243,6 +1243,47 @@ test_pause_keeps_the_wait(void **state)
 	free(st);
 }
 
+/* A go to a time before the next publication, asked while the run,
+ * resumed from a pause, waits out the rest of the gap to it, is ahead of
+ * the run: it is set, and the run stops at that publication's point with
+ * it not yet out. It was refused as passed (the point had been reached
+ * once, at the pause), which sends the screen's `g` back to a checkpoint
+ * to re-run the day up to a time the run had not yet reached. */
+static void
+test_go_while_wait_goes_on(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "gowait", "disabled");
+	run.o.start_paused = true;
+	run.o.speed = 1e-9;
+	live l;
+	live_open(&l, &run, false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	ms_errbuf eb = { "" };
+	uint64_t n = ms__replay_paces(l.r);
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	wait_pacing(l.r, n, st);
+	assert_int_equal(l.ctl.ops->pause(l.ctl.self, &eb), 0);
+	assert_true(rt_wait_stop(l.r, st));
+	n = ms__replay_paces(l.r);
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	wait_pacing(l.r, n, st);
+	assert_int_equal(st->state, MS_REPLAY_RUNNING);
+	assert_int_equal(st->pub_done, 1);
+	/* The run's clock is at the first publication: 1 ns after it. */
+	int rc = ms_replay_run_to_time(l.r, st->now + 1, &eb);
+	if (rc != 0)
+		fail_msg("go 1 ns ahead of the run: %d (%s)", rc, eb.msg);
+	ms_replay_set_speed(l.r, 0);
+	assert_true(rt_wait_stop(l.r, st));
+	assert_int_equal(st->state, MS_REPLAY_PAUSED);
+	assert_int_equal(st->pub_done, 1);
+	live_close(&l);
+	free(st);
+}
+
 /* What a link's plugin logged, in the link's details (Enter in the
  * plugins panel): its lines kept and suppressed and its last lines, at
  * 132x44 and 80x24. A chain of a plugin that logs 300 lines in each
@@ -1574,6 +1615,7 @@ main(void)
 		cmocka_unit_test(test_paused_at_the_start),
 		cmocka_unit_test(test_step_does_not_wait_for_speed),
 		cmocka_unit_test(test_pause_keeps_the_wait),
+		cmocka_unit_test(test_go_while_wait_goes_on),
 		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),
