@@ -347,14 +347,20 @@ ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
 		}
 	}
 	for (size_t k = 0; k < nopts; k++) {
-		if (opts[k].required && opts[k].count == 0) {
-			fprintf(err,
-			        "mergescope %s: option %s %s is required\n",
-			        c->name, opts[k].name, opts[k].arg);
+		if (opts[k].required && ms__opt_missing(c->name, &opts[k], err))
 			return MS_EXIT_USAGE;
-		}
 	}
 	return 0;
+}
+
+int
+ms__opt_missing(const char *cmd, const ms__opt *o, FILE *err)
+{
+	if (o->count)
+		return 0;
+	fprintf(err, "mergescope %s: option %s %s is required\n", cmd,
+	        o->name, o->arg);
+	return MS_EXIT_USAGE;
 }
 
 bool

@@ -59,6 +59,11 @@ int ms__cmd_main(const ms_cmd *c, int argc, char **argv, FILE *out, FILE *err);
  * MS_EXIT_USAGE after printing what is wrong to err. */
 int ms__cmd_parse(const ms_cmd *c, int argc, char **argv, ms__opt *opts,
                   size_t nopts, FILE *err);
+/* An option a command requires (o, borrowed) left out: one line on err
+ * naming it as `mergescope CMD: option --x V is required` and
+ * MS_EXIT_USAGE; 0 when it was given. Commands that check a required
+ * option only after its neighbours' values call it themselves. */
+int ms__opt_missing(const char *cmd, const ms__opt *o, FILE *err);
 /* A count as every option that takes one reads it: digits only, no
  * sign, space or leading zero, from lo to hi (hi < ULONG_MAX / 10), into
  * *out; false (nothing written) otherwise (strtol took "+5" and " 5"). */

@@ -183,11 +183,8 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	 * required option left out elsewhere. */
 	static const int req[] = { MS__EX_DB, MS__EX_FORMAT };
 	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
-		if (o[req[i]].count)
-			continue;
-		fprintf(err, "mergescope export: option %s %s is required\n",
-		        o[req[i]].name, o[req[i]].arg);
-		return MS_EXIT_USAGE;
+		if (ms__opt_missing("export", &o[req[i]], err))
+			return MS_EXIT_USAGE;
 	}
 	/* One of the option's choices: the parser checked it. */
 	int fmt = ms_export_format_parse(o[MS__EX_FORMAT].value);

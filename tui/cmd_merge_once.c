@@ -212,11 +212,8 @@ required_given(const ms__opt *o, FILE *err)
 {
 	static const int req[] = { MS__MO_FROZEN, MS__MO_VARIANT };
 	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
-		if (o[req[i]].count)
-			continue;
-		fprintf(err, "mergescope merge-once: option %s %s is required\n",
-		        o[req[i]].name, o[req[i]].arg);
-		return MS_EXIT_USAGE;
+		if (ms__opt_missing("merge-once", &o[req[i]], err))
+			return MS_EXIT_USAGE;
 	}
 	return 0;
 }
