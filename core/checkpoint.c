@@ -5,6 +5,7 @@
  */
 #define XXH_INLINE_ALL
 #include "checkpoint_int.h"
+#include "part_int.h"
 #include "ms_fs.h"
 
 #include <xxhash.h>
@@ -29,13 +30,15 @@ part_file(char *out, const char *dir, uint64_t id, int kind, ms_errbuf *eb)
 	return ms__ck_path(out, dir, name, eb);
 }
 
-/* One fsync about to be made, counted in io (may be NULL) whether it
- * succeeds or not, as the shard counts its own. */
-static void
-count_sync(ms_io *io)
+/* fsync directory dir, counted in io (may be NULL) as every sync of a
+ * part or shard is (ms__fsync_dir); a failure named in eb. */
+static int
+sync_dir(const char *dir, ms_io *io, ms_errbuf *eb)
 {
-	if (io)
-		atomic_fetch_add(&io->fsyncs, 1);
+	int rc = ms__fsync_dir(dir, io);
+	if (rc)
+		return ms_fail(eb, rc, "%s: fsync: %s", dir, strerror(errno));
+	return 0;
 }
 
 /* Write n bytes to a new file at path; fsync it (counted in io, may be
@@ -62,13 +65,11 @@ write_all(const char *path, const void *buf, size_t n, bool sync,
 		}
 		done += (size_t)w;
 	}
-	if (sync)
-		count_sync(io);
-	if (sync && fsync(fd) != 0) {
+	int rc = sync ? ms__fsync_fd(fd, io) : 0;
+	if (rc) {
 		int e = errno;
 		close(fd);
-		return ms_fail(eb, ms_err_from_errno(e), "%s: fsync: %s",
-		               path, strerror(e));
+		return ms_fail(eb, rc, "%s: fsync: %s", path, strerror(e));
 	}
 	if (close(fd) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: close: %s",
@@ -427,8 +428,7 @@ commit_snapshot(const char *dir, const char *shard, const ms_checkpoint *c,
 	if (rename(tmp, snap) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "rename %s -> %s: %s",
 		               tmp, snap, strerror(errno));
-	count_sync(io);
-	return ms_fs_fsync_dir(shard, eb);
+	return sync_dir(shard, io, eb);
 }
 
 /* A part file name <16hex>.<kind>: its ID. */
@@ -523,15 +523,11 @@ ms_checkpoint_restore(const char *dir, const char *shard_dir,
 		rc = link_back(dir, shard_dir, out, eb);
 	if (rc == 0)
 		rc = link_dicts(dir, shard_dir, eb);
-	if (rc == 0 && (rc = ms__ck_path(p, shard_dir, "parts", eb)) == 0) {
-		count_sync(io);
-		rc = ms_fs_fsync_dir(p, eb);
-	}
+	if (rc == 0 && (rc = ms__ck_path(p, shard_dir, "parts", eb)) == 0)
+		rc = sync_dir(p, io, eb);
 	if (rc == 0 && (rc = ms__ck_path(p, shard_dir, "dicts", eb)) == 0 &&
-	    ms_fs_is_dir(p)) {
-		count_sync(io);
-		rc = ms_fs_fsync_dir(p, eb);
-	}
+	    ms_fs_is_dir(p))
+		rc = sync_dir(p, io, eb);
 	if (rc == 0)
 		rc = commit_snapshot(dir, shard_dir, out, io, eb);
 	/* Committed: what follows only tidies (design 3). */
