@@ -23,6 +23,7 @@
 #include "testdir.h"
 #include "thread_testlib.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -510,6 +511,67 @@ merges_in(const char *path)
 	assert_int_equal(ms_evdb_each_merge(db, NULL, count_merge, &n, &eb), 0);
 	ms_evdb_close(db);
 	return n;
+}
+
+/* The multiples of merges read back, in order. */
+struct ms_back {
+	double m[8];
+	size_t n;
+};
+
+static int
+merge_m(void *ctx, const ms_ev_merge *m)
+{
+	struct ms_back *b = ctx;
+	if (b->n < 8)
+		b->m[b->n] = m->m;
+	b->n++;
+	return 0;
+}
+
+/* A merge whose multiple m is not a number: SQLite binds a NaN as NULL,
+ * which the REAL NOT NULL column refuses, so the insert failed, the
+ * recorder failed for good and the open transaction (the merges before
+ * it in the batch, accepted) was rolled back with it. It is recorded, m
+ * as 0 (the multiple of a merge that has none); an infinity stays. */
+static void
+test_merge_m_nan(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "nan.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	const double ms[] = { 2.5, NAN, -NAN, INFINITY, 3.0 };
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	for (uint64_t s = 1; s <= 5; s++) {
+		evf_merge(&m, in, s, 5, false);
+		m.m = ms[s - 1];
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	int rc = ms_rec_flush(r, &eb);
+	if (rc)
+		fail_msg("%s", eb.msg);
+	assert_int_equal(ms_rec_failed(r, &eb), 0);
+	ms_ev_run_end e;
+	evf_end(&e, &run, 5);
+	assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+
+	ms_evdb *db = NULL;
+	struct ms_back b = { .n = 0 };
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_merge(db, NULL, merge_m, &b, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(b.n, 5);
+	const double want[] = { 2.5, 0, 0, INFINITY, 3.0 };
+	for (size_t i = 0; i < 5; i++)
+		if (!(b.m[i] == want[i]))
+			fail_msg("merge %zu: m %g, expected %g", i + 1, b.m[i],
+			         want[i]);
 }
 
 /* A run closed while merges are under way: one recorded before the engine
@@ -1660,6 +1722,7 @@ main(void)
 		cmocka_unit_test(test_copied_without_wal),
 		cmocka_unit_test(test_copied_without_wal_opens),
 		cmocka_unit_test(test_merge_after_end),
+		cmocka_unit_test(test_merge_m_nan),
 		cmocka_unit_test(test_timer_commits),
 		cmocka_unit_test(test_sigkill),
 		cmocka_unit_test(test_part_index_at_end),
