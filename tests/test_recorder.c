@@ -474,6 +474,52 @@ test_out_of_memory(void **state)
 	assert_true(tl_alloc_sweep(call_create, made, made) > 0);
 }
 
+static int
+count_pubs(void *ctx, const ms_ev_pub *p)
+{
+	(void)p;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* No memory for the copy of an event (a publication): the log would lack
+ * it, so the recorder fails for good, as on an SQLite failure, naming the
+ * database and what the memory was for, after writing every event
+ * accepted before. Before, only that call said so, and a caller that
+ * records without looking (the run) went on with a log missing the
+ * event. */
+static void
+test_event_no_memory(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "nomem.db");
+	ms_rec *r = rec_begun(path, 0);
+	ms_errbuf eb = { "" };
+	ms_ev_pub p;
+	evf_pub(&p, 1);
+	assert_int_equal(ms_rec_pub(r, &p, &eb), 0);
+	evf_pub(&p, 2);
+	tl_alloc_fail_nth(0);
+	int rc = ms_rec_pub(r, &p, &eb);
+	assert_true(tl_alloc_disarm());
+	assert_int_equal(rc, MS_ERR_NOMEM);
+	ms_errbuf dead = { "" };
+	assert_int_equal(ms_rec_failed(r, &dead), MS_ERR_NOMEM);
+	fprintf(stderr, "failed as expected: %s\n", dead.msg);
+	assert_non_null(strstr(dead.msg, path));
+	assert_non_null(strstr(dead.msg, "out of memory for an event"));
+	evf_pub(&p, 3);
+	assert_int_equal(ms_rec_pub(r, &p, &eb), MS_ERR_NOMEM);
+	assert_int_equal(ms_rec_close(r, &eb), MS_ERR_NOMEM);
+	ms_evdb *db = NULL;
+	uint64_t n = 0;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_pub(db, count_pubs, &n, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(n, 1);
+}
+
 /* No room for a thread (what `ulimit -v` leaves a process: pthread_create
  * failing with EAGAIN, thread_testlib.h): the database is refused naming
  * its commit timer, the system's reason and where to look, and is not
@@ -1708,6 +1754,7 @@ main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_busy_counts_commits_once),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_event_no_memory),
 		cmocka_unit_test(test_no_thread_for_timer),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_queue_order_across_threads),
