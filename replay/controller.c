@@ -1827,8 +1827,10 @@ recorder_check(ms_replay *r, ms_errbuf *eb)
 {
 	ms_errbuf re;
 	int rc = ms_rec_failed(r->rec, &re);
-	if (rc)
+	if (rc) {
 		ms_fail(eb, rc, "cannot record events: %s", re.msg);
+		atomic_store(&r->rec_fail_said, true);
+	}
 	return rc;
 }
 
@@ -3428,8 +3430,8 @@ start_failed(ms_replay *r, int rc, const ms_errbuf *eb)
 	return rc;
 }
 
-int
-ms_replay_start(ms_replay *r, ms_errbuf *eb)
+static int
+replay_start(ms_replay *r, ms_errbuf *eb)
 {
 	if (r->started)
 		return ms_fail(eb, MS_ERR_STATE, "replay already started");
@@ -3487,6 +3489,17 @@ ms_replay_start(ms_replay *r, ms_errbuf *eb)
 		return thread_failed(eb, "controller thread", e);
 	r->started = true;
 	return 0;
+}
+
+/* A start that failed on the event log returns its failure, which the
+ * caller says: not again at close (rec_close). */
+int
+ms_replay_start(ms_replay *r, ms_errbuf *eb)
+{
+	int rc = replay_start(r, eb);
+	if (rc && ms_rec_failed(r->rec, NULL))
+		atomic_store(&r->rec_fail_said, true);
+	return rc;
 }
 
 int
@@ -3609,9 +3622,26 @@ remove_work_dir(ms_replay *r, ms_errbuf *left)
 		        r->work_dir, why.msg[0] ? why.msg : ms_strerror(rc));
 }
 
-/* ms_replay_close; left as remove_work_dir's. */
+/* Close the event log after writing what the run recorded as it closed
+ * (a merge completing after the end, what plugins logged in close(), the
+ * end of a run stopped before its end); lost (may be NULL) gets the
+ * log's failure when the run has not said it (recorder_check). */
 static void
-replay_close(ms_replay *r, ms_errbuf *left)
+rec_close(ms_replay *r, ms_errbuf *lost)
+{
+	ms_errbuf re = { { 0 } };
+	if (r->rec && ms_rec_flush(r->rec, &re) < 0 &&
+	    !atomic_load(&r->rec_fail_said))
+		ms_fail(lost, MS_ERR_IO,
+		        "cannot record events: %s (the events after it are "
+		        "missing)",
+		        re.msg);
+	ms_rec_close(r->rec, NULL);
+}
+
+/* ms_replay_close; left as remove_work_dir's, lost as rec_close's. */
+static void
+replay_close(ms_replay *r, ms_errbuf *left, ms_errbuf *lost)
 {
 	if (!r)
 		return;
@@ -3643,7 +3673,7 @@ replay_close(ms_replay *r, ms_errbuf *left)
 	if (ran && r->run_recorded)
 		ms__plog_record(&r->plog, r->rec, r->t0_mono);
 	bool made_db = r->rec != NULL;
-	ms_rec_close(r->rec, NULL);
+	rec_close(r, ran ? lost : NULL);
 	if (made_db && !ran)
 		ms_evdb_remove(r->db_path);
 	ms__checker_release(r);
@@ -3674,7 +3704,7 @@ replay_close(ms_replay *r, ms_errbuf *left)
 void
 ms_replay_close(ms_replay *r)
 {
-	replay_close(r, NULL);
+	replay_close(r, NULL, NULL);
 }
 
 int
@@ -3688,11 +3718,19 @@ ms_replay_close_fold(ms_replay *r, char *db, size_t n, ms_errbuf *eb,
 	if (!r)
 		return 0;
 	char path[sizeof(r->db_path)];
+	ms_errbuf lost = { { 0 } };
 	snprintf(path, sizeof(path), "%s", r->db_path);
-	replay_close(r, left);
+	replay_close(r, left, &lost);
 	if (db && n)
 		snprintf(db, n, "%s", path);
-	return ms_evdb_fold_wal(path, eb);
+	int rc = ms_evdb_fold_wal(path, eb);
+	if (!lost.msg[0])
+		return rc;
+	ms_errbuf fold = { { 0 } };
+	if (rc && eb)
+		fold = *eb;
+	return ms_fail(eb, rc ? rc : MS_ERR_IO, "%s%s%s", lost.msg,
+	               rc ? "; " : "", rc ? fold.msg : "");
 }
 
 /* ---- commands --------------------------------------------------------- */

@@ -38,7 +38,9 @@
  *  4. All use of the connection happens under r->lock; the queue is under
  *     r->qlock, taken after r->lock when both are held. r->dead is written
  *     under both, so either lock reads it.
- *  5. The first SQLite failure (an insert, a commit, a drain's) makes the
+ *  5. The first SQLite failure (an insert, a commit, a drain's), or an
+ *     event that cannot be accepted for want of memory for its copy
+ *     (after the events accepted before it are committed), makes the
  *     recorder failed for good: the open transaction is rolled back, the
  *     events still queued are dropped, nothing is sent to SQLite again,
  *     and every later call returns that first error ("event database PATH:
@@ -1499,6 +1501,28 @@ queue_put(ms_rec *r, struct qev *n, ms_errbuf *eb)
 	return 0;
 }
 
+/* An event not accepted for want of memory (e): the log would lack it,
+ * so the recorder fails for good (design 5), after committing every
+ * event accepted before it. */
+static int
+accept_fail(ms_rec *r, const ms_errbuf *e, int rc, ms_errbuf *eb)
+{
+	int64_t c0 = db_lock(r);
+	if (!r->dead)
+		(void)commit_locked(r, NULL);
+	pthread_mutex_lock(&r->qlock);
+	if (!r->dead) {
+		r->dead = rc;
+		r->dead_msg = *e;
+	}
+	pthread_cond_broadcast(&r->space);
+	pthread_mutex_unlock(&r->qlock);
+	db_unlock(r, c0);
+	if (eb)
+		*eb = *e;
+	return rc;
+}
+
 /* Accept obj, an event of kind k: a copy of it into the queue (design
  * 0), its time counted as recording time (design 8). */
 static int
@@ -1510,11 +1534,15 @@ enqueue(ms_rec *r, enum qkind k, const void *obj, ms_errbuf *eb)
 	size_t nin = m ? m->ninputs : 0;
 	size_t bytes = sizeof(struct qev) + size + nin * sizeof(ms_ev_input);
 	struct qev *n = malloc(bytes);
-	if (!n)
-		return ms_fail(eb, MS_ERR_NOMEM,
-		               "event database %s: out of memory for an event "
-		               "(%zu bytes)",
-		               r->path, bytes);
+	if (!n) {
+		ms_errbuf e;
+		int rc =
+		        ms_fail(&e, MS_ERR_NOMEM,
+		                "event database %s: out of memory for an event "
+		                "(%zu bytes)",
+		                r->path, bytes);
+		return accept_fail(r, &e, rc, eb);
+	}
 	n->next = NULL;
 	n->kind = k;
 	n->bytes = bytes;

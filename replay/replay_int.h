@@ -807,6 +807,9 @@ struct ms_replay {
 	/* The end of a complete run, recorded as it completed (controller
 	 * thread, before DONE); a seek back clears it (mu). */
 	bool end_recorded;
+	/* The event log's failure is the run's error (recorder_check said
+	 * it); else ms_replay_close_fold says it. */
+	_Atomic bool rec_fail_said;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 

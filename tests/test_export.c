@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -884,7 +885,9 @@ test_csv_not_utf8(void **state)
 
 /* A real column that holds no number (the picker multiple m infinite):
  * an empty field in the CSV, as a value that is not there is in CSV
- * (an empty text), and null in the JSON (the CSV wrote JSON's null). */
+ * (an empty text), and null in the JSON (the CSV wrote JSON's null). A
+ * NaN is recorded as 0 (SQLite would store NULL, which the NOT NULL
+ * column refuses): 0 in both, and the JSON parses. */
 static void
 test_csv_not_finite_is_empty(void **state)
 {
@@ -895,10 +898,8 @@ test_csv_not_finite_is_empty(void **state)
 	ms_errbuf eb;
 	ms_ev_run run;
 	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
-	/* (NaN is not recorded: SQLite stores it as NULL, and the column
-	 * is NOT NULL; no column reads back as NaN.) */
-	const double ms[] = { INFINITY, -INFINITY, 2.5 };
-	for (size_t i = 0; i < 3; i++) {
+	const double ms[] = { INFINITY, -INFINITY, 2.5, NAN };
+	for (size_t i = 0; i < 4; i++) {
 		ms_ev_input inputs[16];
 		ms_ev_merge m;
 		evf_merge(&m, inputs, i + 1, 2, false);
@@ -915,8 +916,8 @@ test_csv_not_finite_is_empty(void **state)
 	while (k < hdr.n && strcmp(hdr.f[k], "m") != 0)
 		k++;
 	assert_true(k < hdr.n);
-	const char *want[] = { "", "", "2.5" };
-	for (size_t i = 0; i < 3; i++) {
+	const char *want[] = { "", "", "2.5", "0" };
+	for (size_t i = 0; i < 4; i++) {
 		assert_true(csv_next(&p, &row));
 		assert_int_equal(row.n, hdr.n);
 		if (strcmp(row.f[k], want[i]) != 0)
@@ -929,7 +930,85 @@ test_csv_not_finite_is_empty(void **state)
 	free(text);
 	export_arg j = { MS_EXPORT_JSONL, NULL, NULL };
 	text = et_text(path, write_export, &j);
-	assert_non_null(strstr(text, ",\"m\":null,"));
+	char *save = NULL;
+	size_t i = 0;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), i++) {
+		jv o;
+		json_parse(line, &o);
+		const jv *mv = jget(&o, "m");
+		assert_non_null(mv);
+		assert_true(i < 4);
+		if (want[i][0])
+			assert_true(mv->t == J_NUM &&
+			            mv->num == strtod(want[i], NULL));
+		else
+			assert_int_equal(mv->t, J_NULL);
+		jfree(&o);
+	}
+	assert_int_equal(i, 4);
+	free(text);
+}
+
+/* A REAL (the picker multiple m) reads back from the CSV and the JSON as
+ * the double recorded, bit for bit: a ratio that 15 significant digits
+ * do not hold, the largest and smallest doubles, a subnormal. */
+static void
+test_real_round_trip(void **state)
+{
+	(void)state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/real-trip.db", tmpdir);
+	ms_rec *r = NULL;
+	ms_errbuf eb;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	const double ms[] = { 2.0 / 3.0, 0.1 + 0.2, DBL_MAX, DBL_MIN,
+		              5e-324, 1.0 + DBL_EPSILON };
+	const size_t n = sizeof(ms) / sizeof(ms[0]);
+	for (size_t i = 0; i < n; i++) {
+		ms_ev_input inputs[16];
+		ms_ev_merge m;
+		evf_merge(&m, inputs, i + 1, 2, false);
+		m.m = ms[i];
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+	export_arg a = { MS_EXPORT_CSV, NULL, NULL };
+	char *text = et_text(path, write_export, &a);
+	const char *p = text;
+	csv_row hdr, row;
+	assert_true(csv_next(&p, &hdr));
+	size_t k = 0;
+	while (k < hdr.n && strcmp(hdr.f[k], "m") != 0)
+		k++;
+	assert_true(k < hdr.n);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(csv_next(&p, &row));
+		if (strtod(row.f[k], NULL) != ms[i])
+			fail_msg("merge %zu: CSV m \"%s\", recorded %a", i + 1,
+			         row.f[k], ms[i]);
+		csv_free(&row);
+	}
+	csv_free(&hdr);
+	free(text);
+	export_arg j = { MS_EXPORT_JSONL, NULL, NULL };
+	text = et_text(path, write_export, &j);
+	char *save = NULL;
+	size_t i = 0;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), i++) {
+		jv o;
+		json_parse(line, &o);
+		const jv *mv = jget(&o, "m");
+		assert_true(i < n);
+		assert_int_equal(mv->t, J_NUM);
+		if (mv->num != ms[i])
+			fail_msg("merge %zu: JSON m %s, recorded %a", i + 1,
+			         mv->raw, ms[i]);
+		jfree(&o);
+	}
+	assert_int_equal(i, n);
 	free(text);
 }
 
@@ -1502,6 +1581,7 @@ main(void)
 		cmocka_unit_test(test_chrome_not_utf8),
 		cmocka_unit_test(test_csv_not_utf8),
 		cmocka_unit_test(test_csv_not_finite_is_empty),
+		cmocka_unit_test(test_real_round_trip),
 		cmocka_unit_test(test_chrome_staged_per_worker),
 		cmocka_unit_test(test_export_file_errors),
 		cmocka_unit_test(test_export_file_refuses_existing),

@@ -23,6 +23,7 @@
 #include "testdir.h"
 #include "thread_testlib.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -473,6 +474,52 @@ test_out_of_memory(void **state)
 	assert_true(tl_alloc_sweep(call_create, made, made) > 0);
 }
 
+static int
+count_pubs(void *ctx, const ms_ev_pub *p)
+{
+	(void)p;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* No memory for the copy of an event (a publication): the log would lack
+ * it, so the recorder fails for good, as on an SQLite failure, naming the
+ * database and what the memory was for, after writing every event
+ * accepted before. Before, only that call said so, and a caller that
+ * records without looking (the run) went on with a log missing the
+ * event. */
+static void
+test_event_no_memory(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "nomem.db");
+	ms_rec *r = rec_begun(path, 0);
+	ms_errbuf eb = { "" };
+	ms_ev_pub p;
+	evf_pub(&p, 1);
+	assert_int_equal(ms_rec_pub(r, &p, &eb), 0);
+	evf_pub(&p, 2);
+	tl_alloc_fail_nth(0);
+	int rc = ms_rec_pub(r, &p, &eb);
+	assert_true(tl_alloc_disarm());
+	assert_int_equal(rc, MS_ERR_NOMEM);
+	ms_errbuf dead = { "" };
+	assert_int_equal(ms_rec_failed(r, &dead), MS_ERR_NOMEM);
+	fprintf(stderr, "failed as expected: %s\n", dead.msg);
+	assert_non_null(strstr(dead.msg, path));
+	assert_non_null(strstr(dead.msg, "out of memory for an event"));
+	evf_pub(&p, 3);
+	assert_int_equal(ms_rec_pub(r, &p, &eb), MS_ERR_NOMEM);
+	assert_int_equal(ms_rec_close(r, &eb), MS_ERR_NOMEM);
+	ms_evdb *db = NULL;
+	uint64_t n = 0;
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_pub(db, count_pubs, &n, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(n, 1);
+}
+
 /* No room for a thread (what `ulimit -v` leaves a process: pthread_create
  * failing with EAGAIN, thread_testlib.h): the database is refused naming
  * its commit timer, the system's reason and where to look, and is not
@@ -510,6 +557,67 @@ merges_in(const char *path)
 	assert_int_equal(ms_evdb_each_merge(db, NULL, count_merge, &n, &eb), 0);
 	ms_evdb_close(db);
 	return n;
+}
+
+/* The multiples of merges read back, in order. */
+struct ms_back {
+	double m[8];
+	size_t n;
+};
+
+static int
+merge_m(void *ctx, const ms_ev_merge *m)
+{
+	struct ms_back *b = ctx;
+	if (b->n < 8)
+		b->m[b->n] = m->m;
+	b->n++;
+	return 0;
+}
+
+/* A merge whose multiple m is not a number: SQLite binds a NaN as NULL,
+ * which the REAL NOT NULL column refuses, so the insert failed, the
+ * recorder failed for good and the open transaction (the merges before
+ * it in the batch, accepted) was rolled back with it. It is recorded, m
+ * as 0 (the multiple of a merge that has none); an infinity stays. */
+static void
+test_merge_m_nan(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in(path, sizeof(path), "nan.db");
+	ms_errbuf eb = { "" };
+	ms_rec *r = NULL;
+	ms_ev_run run;
+	assert_int_equal(evf_begin(&r, path, "skywalking", &run, &eb), 0);
+	const double ms[] = { 2.5, NAN, -NAN, INFINITY, 3.0 };
+	ms_ev_input in[16];
+	ms_ev_merge m;
+	for (uint64_t s = 1; s <= 5; s++) {
+		evf_merge(&m, in, s, 5, false);
+		m.m = ms[s - 1];
+		assert_int_equal(ms_rec_merge(r, &m, &eb), 0);
+	}
+	int rc = ms_rec_flush(r, &eb);
+	if (rc)
+		fail_msg("%s", eb.msg);
+	assert_int_equal(ms_rec_failed(r, &eb), 0);
+	ms_ev_run_end e;
+	evf_end(&e, &run, 5);
+	assert_int_equal(ms_rec_run_end(r, &e, &eb), 0);
+	assert_int_equal(ms_rec_close(r, &eb), 0);
+
+	ms_evdb *db = NULL;
+	struct ms_back b = { .n = 0 };
+	assert_int_equal(ms_evdb_open(&db, path, &eb), 0);
+	assert_int_equal(ms_evdb_each_merge(db, NULL, merge_m, &b, &eb), 0);
+	ms_evdb_close(db);
+	assert_int_equal(b.n, 5);
+	const double want[] = { 2.5, 0, 0, INFINITY, 3.0 };
+	for (size_t i = 0; i < 5; i++)
+		if (!(b.m[i] == want[i]))
+			fail_msg("merge %zu: m %g, expected %g", i + 1, b.m[i],
+			         want[i]);
 }
 
 /* A run closed while merges are under way: one recorded before the engine
@@ -1646,6 +1754,7 @@ main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_busy_counts_commits_once),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_event_no_memory),
 		cmocka_unit_test(test_no_thread_for_timer),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_queue_order_across_threads),
@@ -1660,6 +1769,7 @@ main(void)
 		cmocka_unit_test(test_copied_without_wal),
 		cmocka_unit_test(test_copied_without_wal_opens),
 		cmocka_unit_test(test_merge_after_end),
+		cmocka_unit_test(test_merge_m_nan),
 		cmocka_unit_test(test_timer_commits),
 		cmocka_unit_test(test_sigkill),
 		cmocka_unit_test(test_part_index_at_end),

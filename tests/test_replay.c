@@ -2849,6 +2849,93 @@ test_recorder_full_at_end_fails_run(void **state)
 	assert_false(rt_exists(run.work));
 }
 
+/* An event the run records as it closes (a merge that completes after
+ * the end, a line a plugin logs in close()) whose insert fails: the
+ * close says so, naming the database and the table, and returns an
+ * error (`run` exits 2 with it). The fault: as the chain closes
+ * (ms_pipeline_close wrapped, -Wl,--wrap), a second row of merge 1 is
+ * queued, which the merge table's key refuses. Before, the failure
+ * stayed inside the closed recorder: 0, and nothing said. */
+static ms_replay *_Atomic dup_at_close;
+
+void __real_ms_pipeline_close(ms_pipeline *p);
+void __wrap_ms_pipeline_close(ms_pipeline *p);
+void
+__wrap_ms_pipeline_close(ms_pipeline *p)
+{
+	ms_replay *r = atomic_exchange(&dup_at_close, NULL);
+	if (r) {
+		ms_ev_merge m;
+		memset(&m, 0, sizeof(m));
+		m.seq = 1;
+		assert_int_equal(ms_rec_merge(r->rec, &m, NULL), 0);
+	}
+	__real_ms_pipeline_close(p);
+}
+
+static void
+test_recorder_fails_at_close(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "lost-at-close", "alwayskeep");
+	ms_replay *r = rt_start(&run, NULL);
+	assert_non_null(r);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->state, MS_REPLAY_DONE);
+	assert_true(st->merges_done >= 1);
+	free(st);
+	atomic_store(&dup_at_close, r);
+	char db[PATH_MAX];
+	ms_errbuf eb = { { 0 } }, left = { { 0 } };
+	int rc = ms_replay_close_fold(r, db, sizeof(db), &eb, &left);
+	fprintf(stderr, "closed: %d %s\n", rc, eb.msg);
+	assert_null(atomic_load(&dup_at_close));
+	assert_int_equal(rc, MS_ERR_IO);
+	assert_non_null(strstr(eb.msg, "cannot record events: "));
+	assert_non_null(strstr(eb.msg, run.db));
+	assert_non_null(strstr(eb.msg, ": merge: UNIQUE constraint failed"));
+	assert_string_equal(left.msg, "");
+	assert_false(rt_exists(run.work));
+}
+
+/* A merge row the database refuses mid-run (a second row of merge 1,
+ * queued while the run is held at merge 3's barrier): the run fails,
+ * its error naming the database, the table and SQLite's reason, and its
+ * close does not say it again. */
+static void
+test_recorder_insert_fails_run(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "dup-row", "alwayskeep");
+	ms_replay *r = rt_start(&run, "merge=3");
+	assert_non_null(r);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	ms_ev_merge m;
+	memset(&m, 0, sizeof(m));
+	m.seq = 1;
+	ms_errbuf eb = { { 0 } };
+	assert_int_equal(ms_rec_merge(r->rec, &m, &eb), 0);
+	assert_int_equal(ms_replay_command(r, MS_RCMD_RUN, &eb), 0);
+	assert_int_equal(ms_replay_wait(r, -1), 0);
+	ms_replay_get_status(r, st);
+	fprintf(stderr, "run failed as expected: %s\n", st->error);
+	assert_int_equal(st->state, MS_REPLAY_FAILED);
+	assert_non_null(strstr(st->error, "cannot record events: "));
+	assert_non_null(strstr(st->error, run.db));
+	assert_non_null(strstr(st->error, ": merge: UNIQUE constraint failed"));
+	free(st);
+	ms_errbuf left = { { 0 } };
+	assert_int_equal(ms_replay_close_fold(r, NULL, 0, &eb, &left), 0);
+	assert_string_equal(left.msg, "");
+	assert_false(rt_exists(run.work));
+}
+
 /* No room for a thread (what `ulimit -v` leaves a run: pthread_create
  * failing with EAGAIN, thread_testlib.h): the start fails with the
  * thread, the system's reason and where to look, and the scratch shard
@@ -3501,6 +3588,8 @@ main(void)
 		cmocka_unit_test(test_oracle_cost_rounded_alike),
 		cmocka_unit_test(test_recorder_full_stops_run),
 		cmocka_unit_test(test_recorder_full_at_end_fails_run),
+		cmocka_unit_test(test_recorder_fails_at_close),
+		cmocka_unit_test(test_recorder_insert_fails_run),
 		cmocka_unit_test(test_start_without_threads),
 		cmocka_unit_test(test_close_says_shard_left),
 		cmocka_unit_test(test_work_dir_of_a_killed_run),

@@ -237,7 +237,13 @@ void ms_replay_close(ms_replay *r);
  * (ms_evdb_fold_wal). db[0..n) (db may be NULL) gets the database's path.
  * 0 when the database file alone holds every event, else MS_ERR_IO from
  * ms_evdb_fold_wal (naming the database and its -wal, which must be kept
- * together, and why); r is closed either way. r NULL: 0. left (may be
+ * together, and why), or MS_ERR_IO when events are missing from the
+ * database and the run has not said so: one it recorded as it closed (a
+ * merge completing after the end, a plugin's close() logging) failed to
+ * be written, or the log failed in a run that was stopped ("cannot record
+ * events: event database PATH: TABLE: why (the events after it are
+ * missing)", then a -wal left beside it after "; "); r is closed either
+ * way. r NULL: 0. left (may be
  * NULL) gets "" or, when the scratch shard could not be removed, one line
  * naming it and why (the run's results are whole; the space is not
  * given back). */

@@ -14,12 +14,13 @@ foreach(t test_replay test_freeze test_gates test_replay_seek)
 	endif()
 endforeach()
 # test_replay fills the event database's disk as the run records its end,
-# leaves a run no room for a thread and fails the allocations of an open
-# (a wrapper of ms_rec_run_end in the test, of pthread_create in
+# records a row the database refuses as the run closes, leaves a run no
+# room for a thread and fails the allocations of an open (wrappers of
+# ms_rec_run_end and ms_pipeline_close in the test, of pthread_create in
 # tests/thread_testlib.h, of malloc in tests/alloc_testlib.h).
 if(TARGET test_replay)
 	target_link_options(test_replay PRIVATE -Wl,--wrap=ms_rec_run_end
-		-Wl,--wrap=pthread_create)
+		-Wl,--wrap=ms_pipeline_close -Wl,--wrap=pthread_create)
 	ms_alloc_fail_test(test_replay)
 endif()
 # test_freeze fails the allocations of a frozen file's read
