@@ -451,32 +451,44 @@ part_name_id(const char *name, uint64_t *id)
 	return true;
 }
 
-/* In directory sub of the shard, remove each entry `drop` says to. */
-static int
+/* An entry of the shard that the tidying could not remove (eb says
+ * which and why): counted in c, the first one's message kept. */
+static void
+note_leftover(ms_checkpoint *c, const ms_errbuf *eb)
+{
+	if (c->leftovers++ == 0)
+		c->leftover = *eb;
+}
+
+/* In directory sub of the shard, remove each entry `drop` says to; one
+ * that cannot be removed (or sub, when it cannot be listed) is noted in
+ * c and the others are still removed. */
+static void
 prune(const char *shard, const char *sub, const char *ckdir,
       bool (*drop)(const char *name, const char *ckdir,
                    const ms_checkpoint *c),
-      const ms_checkpoint *c, ms_errbuf *eb)
+      ms_checkpoint *c)
 {
 	ck_path d;
 	DIR *dh;
-	int rc = open_sub(d, shard, sub, &dh, eb);
-	if (rc || !dh)
-		return rc;
+	ms_errbuf eb;
+	if (open_sub(d, shard, sub, &dh, &eb) != 0) {
+		note_leftover(c, &eb);
+		return;
+	}
+	if (!dh)
+		return;
 	struct dirent *de;
 	while ((de = readdir(dh)) != NULL) {
 		ck_path p;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !drop(de->d_name, ckdir, c))
 			continue;
-		int r = ms__ck_path(p, d, de->d_name, eb);
-		if (r == 0)
-			r = ms_fs_rm_tree(p, eb);
-		if (r && !rc)
-			rc = r;
+		if (ms__ck_path(p, d, de->d_name, &eb) != 0 ||
+		    ms_fs_rm_tree(p, &eb) != 0)
+			note_leftover(c, &eb);
 	}
 	closedir(dh);
-	return rc;
 }
 
 static bool
@@ -530,16 +542,16 @@ ms_checkpoint_restore(const char *dir, const char *shard_dir,
 		rc = sync_dir(p, io, eb);
 	if (rc == 0)
 		rc = commit_snapshot(dir, shard_dir, out, io, eb);
-	/* Committed: what follows only tidies (design 3). */
-	if (rc == 0)
-		rc = prune(shard_dir, "parts", dir, drop_part, out, eb);
-	if (rc == 0)
-		rc = prune(shard_dir, "tmp", dir, drop_any, out, eb);
-	if (rc == 0)
-		rc = prune(shard_dir, "dicts", dir, drop_dict, out, eb);
-	if (rc)
+	if (rc) {
 		ms_checkpoint_release(out);
-	return rc;
+		return rc;
+	}
+	/* Committed: the shard is the checkpoint's and what follows only
+	 * tidies (design 3); what it leaves is the caller's to say. */
+	prune(shard_dir, "parts", dir, drop_part, out);
+	prune(shard_dir, "tmp", dir, drop_any, out);
+	prune(shard_dir, "dicts", dir, drop_dict, out);
+	return 0;
 }
 
 int

@@ -2464,6 +2464,85 @@ test_checkpoint_bad_restore_leaves_shard(void **state)
 	fx_close(&f);
 }
 
+/*
+ * Once its snapshot is committed the shard is the checkpoint's: an entry
+ * the tidying after the commit cannot remove (a part-named tree in
+ * parts/ deeper than removal descends) does not fail the restore. It is
+ * counted and named, the rest is still tidied (tmp/ emptied), nothing
+ * the checkpoint lists is lost, and the reopened shard re-runs to the
+ * same fingerprint, part IDs and ledgers as the first pass.
+ */
+static void
+test_checkpoint_restore_leftover_after_commit(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 4242, .next_trace = 1 };
+	char ck[300], deep[400], junk[400];
+	seq_end at40, orig, again;
+	ms_errbuf eb;
+	ms_checkpoint c;
+	fx_open(&f, true, 2, 10);
+	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
+	for (int pub = 0; pub < 70; pub++) {
+		publish_random(&f, pub, &g, NULL);
+		if (pub == 40) {
+			seq_end_take(&f, &at40);
+			ck_take(&f, ck, pub, &g);
+		}
+	}
+	seq_end_take(&f, &orig);
+	ms_engine_close(f.eng);
+	ms_shard_close(f.shard);
+	/* An ID the checkpoint does not list, below its counter, so a
+	 * reopen does not count it into the IDs it hands out. */
+	assert_int_equal(ms_checkpoint_read(ck, &c, &eb), 0);
+	uint64_t id = 1;
+	for (size_t i = 0; i < c.nparts && c.parts[i] <= id; i++)
+		if (c.parts[i] == id)
+			id++;
+	assert_true(at40.st.merges_done > 0 && id < c.next_id);
+	ms_checkpoint_release(&c);
+	snprintf(deep, sizeof(deep), "%s/parts/%016llx.core", f.dir,
+	         (unsigned long long)id);
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, true), 0);
+	snprintf(junk, sizeof(junk), "%s/tmp/junk", f.dir);
+	int fd = open(junk, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+
+	if (ms_checkpoint_restore(ck, f.dir, &c, NULL, &eb) != 0)
+		fail_msg("restore with a leftover: %s", eb.msg);
+	assert_int_equal(c.leftovers, 1);
+	assert_non_null(strstr(c.leftover.msg, deep));
+	assert_false(ms_fs_is_file(junk));
+
+	ms_shard_opts so = { .dir = f.dir };
+	if (ms_shard_open(&f.shard, &so, &eb) != 0)
+		fail_msg("reopen: %s", eb.msg);
+	assert_int_equal(ms_shard_epoch(f.shard), c.epoch);
+	fx_engine(&f, true, 2, 10, &c.engine);
+	struct {
+		int pub;
+		gen g;
+	} blob;
+	assert_int_equal(c.user_len, sizeof(blob));
+	memcpy(&blob, c.user, sizeof(blob));
+	ms_checkpoint_release(&c);
+	assert_int_equal(blob.pub, 40);
+	g = blob.g;
+	seq_end_take(&f, &again);
+	seq_end_equal(&again, &at40);
+	for (int pub = 41; pub < 70; pub++)
+		publish_random(&f, pub, &g, NULL);
+	seq_end_take(&f, &again);
+	seq_end_equal(&again, &orig);
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, false),
+	                 0);
+	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
+	fx_close(&f);
+}
+
 /* Checkpoint state file path's version field set to `version`, the
  * checksum resealed (a state file as that version wrote it). */
 static void
@@ -2609,6 +2688,7 @@ main(void)
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),
 		cmocka_unit_test(test_checkpoint_bad_restore_leaves_shard),
+		cmocka_unit_test(test_checkpoint_restore_leftover_after_commit),
 		cmocka_unit_test(test_checkpoint_restores_part_id_counter),
 		cmocka_unit_test(test_engine_save_resume_quarantine),
 	};

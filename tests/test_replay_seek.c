@@ -569,6 +569,46 @@ test_seek_damaged_checkpoint(void **state)
 	free(st);
 }
 
+/* A restore that committed but could not remove an entry of the shard
+ * it should have (a tree in tmp/ deeper than removal descends) is a seek
+ * all the same: the run stops at the checkpoint, the status's checkpoint
+ * note says what was left (until a restore leaves nothing), and the
+ * re-run reaches the point it went back from as the first pass did. */
+static void
+test_seek_leftover_after_restore(void **state)
+{
+	(void)state;
+	rt_run run;
+	ms_replay *r = start_paused(&run, "seek-left", "disabled", 1, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	uint64_t k = st->pub_total / 2;
+	go_pub(r, k);
+	point here;
+	point_at(r, run.db, &here);
+	char deep[PATH_MAX + 16];
+	snprintf(deep, sizeof(deep), "%s/tmp/deep", ms_replay_work_dir(r));
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, true), 0);
+	ms_errbuf eb = { { 0 } };
+	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->seeks, 1);
+	assert_non_null(strstr(st->checkpoint_note, "could not be removed"));
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, false),
+	                 0);
+	go_pub(r, k);
+	same_point(r, run.db, &here);
+	/* A restore that leaves nothing clears the note. */
+	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_string_equal(st->checkpoint_note, "");
+	go_pub(r, k);
+	same_point(r, run.db, &here);
+	to_end(r, "seek-left");
+	ms_replay_close(r);
+	free(st);
+}
+
 /* Where the run stops, a checkpoint is kept (taken as it goes on): with
  * no other checkpoint near, going back to a publication point the run
  * stopped at restores exactly that point, and going back to a merge
@@ -1265,6 +1305,7 @@ main(void)
 		cmocka_unit_test(test_seek_back_same_fingerprint),
 		cmocka_unit_test(test_seek_back_same_part_ids),
 		cmocka_unit_test(test_seek_damaged_checkpoint),
+		cmocka_unit_test(test_seek_leftover_after_restore),
 		cmocka_unit_test(test_checkpoints_at_stops),
 		cmocka_unit_test(test_seek_time_to_last_point_before),
 		cmocka_unit_test(test_seek_rerun_passes_breakpoints),
