@@ -41,8 +41,8 @@ sync_dir(const char *dir, ms_io *io, ms_errbuf *eb)
 	return 0;
 }
 
-/* Write n bytes to a new file at path; fsync it (counted in io, may be
- * NULL) when sync. */
+/* Write n bytes to a new file at path (ms__write_all); fsync it
+ * (counted in io, may be NULL) when sync. */
 static int
 write_all(const char *path, const void *buf, size_t n, bool sync,
           ms_io *io, ms_errbuf *eb)
@@ -51,25 +51,16 @@ write_all(const char *path, const void *buf, size_t n, bool sync,
 	if (fd < 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
 		               strerror(errno));
-	const uint8_t *p = buf;
-	size_t done = 0;
-	while (done < n) {
-		ssize_t w = write(fd, p + done, n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			int e = errno;
-			close(fd);
-			return ms_fail(eb, ms_err_from_errno(e),
-			               "%s: write: %s", path, strerror(e));
-		}
-		done += (size_t)w;
+	const char *what = "write";
+	int rc = ms__write_all(fd, buf, n, NULL);
+	if (rc == 0 && sync) {
+		what = "fsync";
+		rc = ms__fsync_fd(fd, io);
 	}
-	int rc = sync ? ms__fsync_fd(fd, io) : 0;
 	if (rc) {
 		int e = errno;
 		close(fd);
-		return ms_fail(eb, rc, "%s: fsync: %s", path, strerror(e));
+		return ms_fail(eb, rc, "%s: %s: %s", path, what, strerror(e));
 	}
 	if (close(fd) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: close: %s",

@@ -79,6 +79,7 @@
 #include "ms_rusage.h"
 #include "ms_shard.h"
 #include "ms_thread.h"
+#include "part_int.h"
 
 #include <xxhash.h>
 
@@ -196,24 +197,6 @@ static void
 io_add(_Atomic uint64_t *c, uint64_t v)
 {
 	atomic_fetch_add(c, v);
-}
-
-/* fsync(fd), counted in io (may be NULL) whether it succeeds or not. */
-static int
-sync_fd(int fd, ms_io *io)
-{
-	if (io)
-		io_add(&io->fsyncs, 1);
-	return fsync(fd);
-}
-
-/* A directory's fsync (ms_fs_fsync_dir), counted the same way. */
-static int
-fsync_dir(const char *dir, ms_io *io)
-{
-	if (io)
-		io_add(&io->fsyncs, 1);
-	return ms_fs_fsync_dir(dir, NULL);
 }
 
 static bool
@@ -853,7 +836,7 @@ static int
 sync_snap(ms_shard *s, int fd)
 {
 	if (!s->use_syncfs)
-		return sync_fd(fd, s->io);
+		return ms__fsync_fd(fd, s->io);
 	if (s->io)
 		io_add(&s->io->fsyncs, 1);
 	if (syncfs(fd) != 0)
@@ -866,7 +849,8 @@ sync_snap(ms_shard *s, int fd)
 static int
 sync_dir(ms_shard *s)
 {
-	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) ||
+	    ms__fsync_dir(s->dir, s->io) != 0)
 		return -1;
 	dir_synced(s);
 	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
@@ -1087,9 +1071,9 @@ ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
 	                                        O_CLOEXEC,
 	                           0644)) < 0 ||
 	                io_exact(fd, NULL, b.data, b.len) != 0 ||
-	                sync_fd(fd, s->io) != 0 || (what = "rename",
-	                                           rename(tmp, fin) != 0) ||
-	                (what = "fsync", fsync_dir(dir, s->io) != 0)))
+	                ms__fsync_fd(fd, s->io) != 0 ||
+	                (what = "rename", rename(tmp, fin) != 0) ||
+	                (what = "fsync", ms__fsync_dir(dir, s->io) != 0)))
 		rc = ms_fail(eb, ms_err_from_errno(errno),
 		             "shard %s: dictionary %08x: %s: %s", s->dir, nid,
 		             what, strerror(errno));
@@ -1594,7 +1578,7 @@ sync_parts(ms_shard *s, const char *what, ms_errbuf *eb)
 	if (sub_path(s, PARTS_DIR, dir, sizeof(dir)))
 		return ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
 		               s->dir);
-	if (fsync_dir(dir, s->io) != 0)
+	if (ms__fsync_dir(dir, s->io) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "shard %s: %s: fsync %s: %s", s->dir, what, dir,
 		               strerror(errno));
