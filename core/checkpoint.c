@@ -422,26 +422,6 @@ commit_snapshot(const char *dir, const char *shard, const ms_checkpoint *c,
 	return sync_dir(shard, io, eb);
 }
 
-/* A part file name <16hex>.<kind>: its ID. */
-static bool
-part_name_id(const char *name, uint64_t *id)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 16; i++) {
-		char ch = name[i];
-		if (ch >= '0' && ch <= '9')
-			v = v << 4 | (uint64_t)(ch - '0');
-		else if (ch >= 'a' && ch <= 'f')
-			v = v << 4 | (uint64_t)(ch - 'a' + 10);
-		else
-			return false;
-	}
-	if (name[16] != '.' || ms_part_kind_parse(name + 17) < 0)
-		return false;
-	*id = v;
-	return true;
-}
-
 /* An entry of the shard that the tidying could not remove (eb says
  * which and why): counted in c, the first one's message kept. */
 static void
@@ -487,7 +467,7 @@ drop_part(const char *name, const char *ckdir, const ms_checkpoint *c)
 {
 	(void)ckdir;
 	uint64_t id;
-	return part_name_id(name, &id) && !listed(c, id);
+	return ms__part_file_id(name, &id) && !listed(c, id);
 }
 
 static bool

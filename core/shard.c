@@ -206,28 +206,6 @@ exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* Parse exactly 16 lowercase hex digits. */
-static bool
-parse_id(const char *s, uint64_t *id)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 16; i++) {
-		char c = s[i];
-		int d;
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else
-			return false;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (s[16] != '\0')
-		return false;
-	*id = v;
-	return true;
-}
-
 static void
 id_hex(uint64_t id, char out[17])
 {
@@ -256,20 +234,6 @@ ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
 	int w = snprintf(buf, n, "%s/" PARTS_DIR "/%016" PRIx64 ".%s", s->dir,
 	                 id, kind_tmp[kind]);
 	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
-}
-
-/* A published part file's name, "<16hex>.<kind>": its ID, or false for
- * any other name. */
-static bool
-parse_part_name(const char *name, uint64_t *id)
-{
-	char hex[17];
-	if (strnlen(name, 17) < 17 || name[16] != '.' ||
-	    ms_part_kind_parse(name + 17) < 0)
-		return false;
-	memcpy(hex, name, 16);
-	hex[16] = '\0';
-	return parse_id(hex, id);
 }
 
 static int
@@ -1147,7 +1111,7 @@ clean_tmp(ms_shard *s, struct cleanup *c)
 			continue;
 		const char *dash = strrchr(de->d_name, '-');
 		uint64_t id;
-		if (dash && parse_id(dash + 1, &id) && id > c->max_seen)
+		if (dash && ms_part_id_parse(dash + 1, &id) && id > c->max_seen)
 			c->max_seen = id;
 		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
 		    (int)sizeof(sub))
@@ -1172,7 +1136,7 @@ clean_unlisted(ms_shard *s, struct cleanup *c)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		uint64_t id;
-		if (!parse_part_name(de->d_name, &id))
+		if (!ms__part_file_id(de->d_name, &id))
 			continue;
 		if (id > c->max_seen)
 			c->max_seen = id;
@@ -1226,7 +1190,7 @@ has_part_files(ms_shard *s)
 	uint64_t id;
 	bool any = false;
 	while (!any && (de = readdir(d)))
-		any = parse_part_name(de->d_name, &id);
+		any = ms__part_file_id(de->d_name, &id);
 	closedir(d);
 	return any;
 }
@@ -1494,7 +1458,7 @@ ms_shard_strays(ms_shard *s, size_t *n, char *first, size_t firstn,
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		uint64_t id;
-		if (parse_part_name(de->d_name, &id) &&
+		if (ms__part_file_id(de->d_name, &id) &&
 		    find_sp(s->act, s->nact, id) >= 0)
 			continue;
 		if (!*n && firstn)
