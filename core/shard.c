@@ -905,28 +905,6 @@ static DIR *open_sub(const ms_shard *s, const char *name,
                      char path[PATH_MAX_LEN]);
 static int sync_locked(ms_shard *s, ms_errbuf *eb);
 
-/* read() (or write(), when out is NULL) exactly n bytes: 0, or -1 with
- * errno set. */
-static int
-io_exact(int fd, uint8_t *in, const uint8_t *out, size_t n)
-{
-	while (n) {
-		ssize_t k = out ? write(fd, out, n) : read(fd, in, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			errno = k ? errno : EIO;
-			return -1;
-		}
-		if (out)
-			out += k;
-		else
-			in += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Read and check DIR/dicts/<name>, the file of dictionary id, into the
  * shard's set. */
 static int
@@ -945,7 +923,7 @@ load_dict(ms_shard *s, const char *path, uint32_t id, ms_errbuf *eb)
 	uint8_t *b = n >= DICT_HEAD + 8 && n <= DICT_MAX_BYTES + DICT_HEAD + 8
 	                     ? ms_mem_alloc(s->mem, n)
 	                     : NULL;
-	bool ok = b && io_exact(fd, b, NULL, n) == 0;
+	bool ok = b && ms_fs_pread_all(fd, b, n, 0) == 0;
 	close(fd);
 	ok = ok && memcmp(b, DICT_MAGIC, 8) == 0 && ms_le32(b + 8) == id &&
 	     ms_le32(b + 12) == 0 && ms_le64(b + 16) == n - DICT_HEAD - 8 &&
@@ -1034,7 +1012,7 @@ ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
 	                (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
 	                                        O_CLOEXEC,
 	                           0644)) < 0 ||
-	                io_exact(fd, NULL, b.data, b.len) != 0 ||
+	                ms_fs_write_all(fd, b.data, b.len) != 0 ||
 	                ms__fsync_fd(fd, s->io) != 0 ||
 	                (what = "rename", rename(tmp, fin) != 0) ||
 	                (what = "fsync", ms__fsync_dir(dir, s->io) != 0)))
