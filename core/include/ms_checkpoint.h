@@ -120,10 +120,9 @@ int ms_checkpoint_decode(const void *buf, size_t n, const char *name,
  * commit the shard is unchanged (the message names the checkpoint file or
  * the shard file that failed) and *out holds nothing. Once committed it
  * returns 0, whatever the tidying after it left (out->leftovers). Every
- * fsync it makes (the shard's parts/
- * and dicts/ directories, the new snapshot and the shard directory) is
- * counted in io (borrowed; may be NULL: not counted), as the shard counts
- * its own.
+ * fsync it makes (the shard's parts/ and dicts/ directories, the new
+ * snapshot and the shard directory) is counted in io (borrowed; may be
+ * NULL: not counted), as the shard counts its own.
  */
 int ms_checkpoint_restore(const char *dir, const char *shard_dir,
                           ms_checkpoint *out, ms_io *io, ms_errbuf *eb);

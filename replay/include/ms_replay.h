@@ -301,8 +301,9 @@ int ms_replay_set_speed(ms_replay *r, double speed);
  * moves). Another error is a restore that failed part way: the run
  * is FAILED with that error. A restore that committed but could not
  * remove every file the checkpoint does not list is a seek all the
- * same: the status's checkpoint_note says what was left. Not to be called while another call on r runs
- * (the status, the inventory): the caller waits for the restore.
+ * same: the status's checkpoint_note says what was left. Not to be
+ * called while another call on r runs (the status, the inventory): the
+ * caller waits for the restore.
  */
 int ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_seek_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
