@@ -972,6 +972,51 @@ load_dicts(ms_shard *s, ms_errbuf *eb)
 	return rc;
 }
 
+/* Dictionary nid's file bytes b to tmp, synced, renamed to fin, and the
+ * directory dir (DIR/dicts) synced: written whole and synced before it
+ * is renamed in, and the directory synced before any part may name it.
+ * A failure names the step and its path. */
+static int
+dict_write(ms_shard *s, uint32_t nid, const char *dir, const char *tmp,
+           const char *fin, const ms_buf *b, ms_errbuf *eb)
+{
+	const char *what = "create", *path = dir, *to = "";
+	int fd = -1;
+	if (ms_fs_mkdir_p(dir, 0755, NULL) != 0)
+		goto fail;
+	path = tmp;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	what = "write";
+	if (ms_fs_write_all(fd, b->data, b->len) != 0)
+		goto fail;
+	what = "fsync";
+	if (ms__fsync_fd(fd, s->io) != 0)
+		goto fail;
+	what = "close";
+	int crc = close(fd);
+	fd = -1;
+	if (crc != 0)
+		goto fail;
+	what = "rename";
+	to = fin;
+	if (rename(tmp, fin) != 0)
+		goto fail;
+	what = "fsync";
+	path = dir;
+	to = "";
+	if (ms__fsync_dir(dir, s->io) == 0)
+		return 0;
+fail:;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	return ms_fail(eb, ms_err_from_errno(e),
+	               "shard %s: dictionary %08x: %s %s%s%s: %s", s->dir, nid,
+	               what, path, to[0] ? " -> " : "", to, strerror(e));
+}
+
 int
 ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
                   ms_errbuf *eb)
@@ -1004,23 +1049,8 @@ ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
 		             "shard %s: dictionary %u: out of memory for its "
 		             "file (%zu bytes)",
 		             s->dir, nid, n + 32);
-	/* Written whole and synced before it is renamed in, and the
-	 * directory synced before any part may name it. */
-	const char *what = "write";
-	int fd = -1;
-	if (rc == 0 && (ms_fs_mkdir_p(dir, 0755, NULL) != 0 ||
-	                (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
-	                                        O_CLOEXEC,
-	                           0644)) < 0 ||
-	                ms_fs_write_all(fd, b.data, b.len) != 0 ||
-	                ms__fsync_fd(fd, s->io) != 0 ||
-	                (what = "rename", rename(tmp, fin) != 0) ||
-	                (what = "fsync", ms__fsync_dir(dir, s->io) != 0)))
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "shard %s: dictionary %08x: %s: %s", s->dir, nid,
-		             what, strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	if (rc == 0)
+		rc = dict_write(s, nid, dir, tmp, fin, &b, eb);
 	ms_buf_release(&b);
 	if (rc == 0) {
 		rc = ms_part_dicts_add(s->dicts, d, eb);

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1972,6 +1973,69 @@ test_shard_dictionary(void **state)
 	rm_dir(dir);
 }
 
+/* A dictionary the file system refuses is refused naming the step and
+ * its path: DIR/dicts that is not a directory ("create DIR/dicts"), its
+ * file stopped by a file size limit (EFBIG, as ENOSPC on a full disk:
+ * "write DIR/tmp/dict-00000001"). Nothing is added, nothing is left in
+ * tmp/, and the shard takes it once the file system does. */
+static void
+test_dictionary_write_refused(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_shard *s = open_shard(dir, true, NULL);
+	ms_errbuf eb = { { 0 } };
+	size_t nseeds = 200, n = 0;
+	struct seed_rows *g = calloc(nseeds, sizeof(*g));
+	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(1000 + i, &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	uint8_t *bytes;
+	size_t nb;
+	assert_int_equal(
+	        ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL, &eb), 0);
+	char dicts[4200], tmp[4200], want[4500];
+	snprintf(dicts, sizeof(dicts), "%s/dicts", dir);
+	snprintf(tmp, sizeof(tmp), "%s/tmp/dict-00000001", dir);
+	int fd = open(dicts, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	uint32_t did = 0;
+	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), MS_ERR_IO);
+	snprintf(want, sizeof(want), "dictionary 00000001: create %s: %s",
+	         dicts, strerror(ENOTDIR));
+	assert_non_null(strstr(eb.msg, want));
+	assert_null(ms_shard_dict(s, 1));
+	assert_int_equal(unlink(dicts), 0);
+
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	int rc = ms_shard_add_dict(s, bytes, nb, &did, &eb);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(rc, MS_ERR_IO);
+	snprintf(want, sizeof(want), "dictionary 00000001: write %s: %s", tmp,
+	         strerror(EFBIG));
+	assert_non_null(strstr(eb.msg, want));
+	assert_null(ms_shard_dict(s, 1));
+	assert_false(path_exists(tmp));
+
+	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), 0);
+	assert_int_equal(did, 1);
+	assert_non_null(ms_shard_dict(s, 1));
+	ms_mem_free(NULL, bytes, nb);
+	ms_shard_close(s);
+	free(rows);
+	free(g);
+	rm_dir(dir);
+}
+
 /* A dictionary added to a shard out of memory at each allocation: the
  * shard refuses it saying so and what for (zstd's tables, which said
  * "not a zstd dictionary, or no memory", MS_ERR_COMPRESS), and takes it
@@ -2031,6 +2095,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transactions_bump_epoch),
 		cmocka_unit_test(test_dictionary_alloc_failures),
+		cmocka_unit_test(test_dictionary_write_refused),
 		cmocka_unit_test(test_view_pins_removed_parts),
 		cmocka_unit_test(test_view_of_pins_only_its_parts),
 		cmocka_unit_test(test_strays),
