@@ -1896,6 +1896,29 @@ test_old_layout_refused(void **state)
 	rm_dir(dir);
 }
 
+/* A dictionary trained on the rows of nseeds seeds (1000 on): its bytes
+ * (nb of them; ms_mem_free(NULL, bytes, nb) them). */
+static uint8_t *
+train_dict(size_t nseeds, size_t *nb)
+{
+	ms_errbuf eb;
+	size_t n = 0;
+	struct seed_rows *g = calloc(nseeds, sizeof(*g));
+	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
+	assert_true(g && rows);
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(1000 + i, &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	uint8_t *bytes;
+	if (ms_part_dict_train(rows, n, 4096, &bytes, nb, NULL, &eb) != 0)
+		fail_msg("training a dictionary: %s", eb.msg);
+	free(rows);
+	free(g);
+	return bytes;
+}
+
 /* A shard's dictionary: added (written and synced under DIR/dicts),
  * used by a writer, read back through the shard after a reopen; without
  * its file, reading the part that names it is refused, naming the
@@ -1908,19 +1931,8 @@ test_shard_dictionary(void **state)
 	ms_shard *s = open_shard(dir, true, NULL);
 	ms_errbuf eb = { { 0 } };
 	/* Train on the rows of many seeds. */
-	size_t nseeds = 600, n = 0;
-	struct seed_rows *g = calloc(nseeds, sizeof(*g));
-	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
-	for (size_t i = 0; i < nseeds; i++) {
-		seed_rows(1000 + i, &g[i]);
-		for (size_t j = 0; j < g[i].n; j++)
-			rows[n++] = g[i].rows[j];
-	}
-	uint8_t *bytes;
 	size_t nb;
-	assert_int_equal(ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL,
-	                                    &eb),
-	                 0);
+	uint8_t *bytes = train_dict(600, &nb);
 	uint32_t did;
 	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), 0);
 	assert_int_equal(did, 1);
@@ -1968,8 +1980,6 @@ test_shard_dictionary(void **state)
 	ms_view_release(v);
 	ms_shard_close(s);
 	assert_int_equal(rename(aside, df), 0);
-	free(rows);
-	free(g);
 	rm_dir(dir);
 }
 
@@ -1985,18 +1995,8 @@ test_dictionary_write_refused(void **state)
 	char *dir = make_dir();
 	ms_shard *s = open_shard(dir, true, NULL);
 	ms_errbuf eb = { { 0 } };
-	size_t nseeds = 200, n = 0;
-	struct seed_rows *g = calloc(nseeds, sizeof(*g));
-	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
-	for (size_t i = 0; i < nseeds; i++) {
-		seed_rows(1000 + i, &g[i]);
-		for (size_t j = 0; j < g[i].n; j++)
-			rows[n++] = g[i].rows[j];
-	}
-	uint8_t *bytes;
 	size_t nb;
-	assert_int_equal(
-	        ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL, &eb), 0);
+	uint8_t *bytes = train_dict(200, &nb);
 	char dicts[4200], tmp[4200], want[4500];
 	snprintf(dicts, sizeof(dicts), "%s/dicts", dir);
 	snprintf(tmp, sizeof(tmp), "%s/tmp/dict-00000001", dir);
@@ -2031,8 +2031,6 @@ test_dictionary_write_refused(void **state)
 	assert_non_null(ms_shard_dict(s, 1));
 	ms_mem_free(NULL, bytes, nb);
 	ms_shard_close(s);
-	free(rows);
-	free(g);
 	rm_dir(dir);
 }
 
@@ -2049,18 +2047,8 @@ test_dictionary_alloc_failures(void **state)
 	ms_mem_init(&mem, NULL);
 	ms_shard *s = open_shard(dir, true, &mem);
 	ms_errbuf eb = { { 0 } };
-	size_t nseeds = 200, n = 0;
-	struct seed_rows *g = calloc(nseeds, sizeof(*g));
-	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
-	for (size_t i = 0; i < nseeds; i++) {
-		seed_rows(1000 + i, &g[i]);
-		for (size_t j = 0; j < g[i].n; j++)
-			rows[n++] = g[i].rows[j];
-	}
-	uint8_t *bytes;
 	size_t nb;
-	assert_int_equal(
-	        ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL, &eb), 0);
+	uint8_t *bytes = train_dict(200, &nb);
 	uint32_t did = 0;
 	size_t failures = 0, tables = 0;
 	for (uint64_t k = 1;; k++) {
@@ -2084,8 +2072,6 @@ test_dictionary_alloc_failures(void **state)
 	assert_true(tables > 0);
 	ms_mem_free(NULL, bytes, nb);
 	ms_shard_close(s);
-	free(rows);
-	free(g);
 	rm_dir(dir);
 }
 
