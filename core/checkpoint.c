@@ -41,8 +41,8 @@ sync_dir(const char *dir, ms_io *io, ms_errbuf *eb)
 	return 0;
 }
 
-/* Write n bytes to a new file at path; fsync it (counted in io, may be
- * NULL) when sync. */
+/* Write n bytes to a new file at path (ms__write_all); fsync it
+ * (counted in io, may be NULL) when sync. */
 static int
 write_all(const char *path, const void *buf, size_t n, bool sync,
           ms_io *io, ms_errbuf *eb)
@@ -51,25 +51,16 @@ write_all(const char *path, const void *buf, size_t n, bool sync,
 	if (fd < 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: %s", path,
 		               strerror(errno));
-	const uint8_t *p = buf;
-	size_t done = 0;
-	while (done < n) {
-		ssize_t w = write(fd, p + done, n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			int e = errno;
-			close(fd);
-			return ms_fail(eb, ms_err_from_errno(e),
-			               "%s: write: %s", path, strerror(e));
-		}
-		done += (size_t)w;
+	const char *what = "write";
+	int rc = ms__write_all(fd, buf, n, NULL);
+	if (rc == 0 && sync) {
+		what = "fsync";
+		rc = ms__fsync_fd(fd, io);
 	}
-	int rc = sync ? ms__fsync_fd(fd, io) : 0;
 	if (rc) {
 		int e = errno;
 		close(fd);
-		return ms_fail(eb, rc, "%s: fsync: %s", path, strerror(e));
+		return ms_fail(eb, rc, "%s: %s: %s", path, what, strerror(e));
 	}
 	if (close(fd) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno), "%s: close: %s",
@@ -431,52 +422,44 @@ commit_snapshot(const char *dir, const char *shard, const ms_checkpoint *c,
 	return sync_dir(shard, io, eb);
 }
 
-/* A part file name <16hex>.<kind>: its ID. */
-static bool
-part_name_id(const char *name, uint64_t *id)
+/* An entry of the shard that the tidying could not remove (eb says
+ * which and why): counted in c, the first one's message kept. */
+static void
+note_leftover(ms_checkpoint *c, const ms_errbuf *eb)
 {
-	uint64_t v = 0;
-	for (int i = 0; i < 16; i++) {
-		char ch = name[i];
-		if (ch >= '0' && ch <= '9')
-			v = v << 4 | (uint64_t)(ch - '0');
-		else if (ch >= 'a' && ch <= 'f')
-			v = v << 4 | (uint64_t)(ch - 'a' + 10);
-		else
-			return false;
-	}
-	if (name[16] != '.' || ms_part_kind_parse(name + 17) < 0)
-		return false;
-	*id = v;
-	return true;
+	if (c->leftovers++ == 0)
+		c->leftover = *eb;
 }
 
-/* In directory sub of the shard, remove each entry `drop` says to. */
-static int
+/* In directory sub of the shard, remove each entry `drop` says to; one
+ * that cannot be removed (or sub, when it cannot be listed) is noted in
+ * c and the others are still removed. */
+static void
 prune(const char *shard, const char *sub, const char *ckdir,
       bool (*drop)(const char *name, const char *ckdir,
                    const ms_checkpoint *c),
-      const ms_checkpoint *c, ms_errbuf *eb)
+      ms_checkpoint *c)
 {
 	ck_path d;
 	DIR *dh;
-	int rc = open_sub(d, shard, sub, &dh, eb);
-	if (rc || !dh)
-		return rc;
+	ms_errbuf eb;
+	if (open_sub(d, shard, sub, &dh, &eb) != 0) {
+		note_leftover(c, &eb);
+		return;
+	}
+	if (!dh)
+		return;
 	struct dirent *de;
 	while ((de = readdir(dh)) != NULL) {
 		ck_path p;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !drop(de->d_name, ckdir, c))
 			continue;
-		int r = ms__ck_path(p, d, de->d_name, eb);
-		if (r == 0)
-			r = ms_fs_rm_tree(p, eb);
-		if (r && !rc)
-			rc = r;
+		if (ms__ck_path(p, d, de->d_name, &eb) != 0 ||
+		    ms_fs_rm_tree(p, &eb) != 0)
+			note_leftover(c, &eb);
 	}
 	closedir(dh);
-	return rc;
 }
 
 static bool
@@ -484,7 +467,7 @@ drop_part(const char *name, const char *ckdir, const ms_checkpoint *c)
 {
 	(void)ckdir;
 	uint64_t id;
-	return part_name_id(name, &id) && !listed(c, id);
+	return ms__part_file_id(name, &id) && !listed(c, id);
 }
 
 static bool
@@ -530,16 +513,16 @@ ms_checkpoint_restore(const char *dir, const char *shard_dir,
 		rc = sync_dir(p, io, eb);
 	if (rc == 0)
 		rc = commit_snapshot(dir, shard_dir, out, io, eb);
-	/* Committed: what follows only tidies (design 3). */
-	if (rc == 0)
-		rc = prune(shard_dir, "parts", dir, drop_part, out, eb);
-	if (rc == 0)
-		rc = prune(shard_dir, "tmp", dir, drop_any, out, eb);
-	if (rc == 0)
-		rc = prune(shard_dir, "dicts", dir, drop_dict, out, eb);
-	if (rc)
+	if (rc) {
 		ms_checkpoint_release(out);
-	return rc;
+		return rc;
+	}
+	/* Committed: the shard is the checkpoint's and what follows only
+	 * tidies (design 3); what it leaves is the caller's to say. */
+	prune(shard_dir, "parts", dir, drop_part, out);
+	prune(shard_dir, "tmp", dir, drop_any, out);
+	prune(shard_dir, "dicts", dir, drop_dict, out);
+	return 0;
 }
 
 int

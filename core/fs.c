@@ -73,14 +73,15 @@ struct rm {
 	ms_errbuf *eb;
 };
 
+/* The first failure: err, errno e, and why (strerror(e) when NULL). */
 static void
-rm_fail(struct rm *r, int err, int e)
+rm_fail(struct rm *r, int err, int e, const char *why)
 {
 	if (r->rc)
 		return;
 	r->rc = err;
 	r->e = e;
-	ms_fail(r->eb, err, "remove %s: %s", r->path, strerror(e));
+	ms_fail(r->eb, err, "remove %s: %s", r->path, why ? why : strerror(e));
 }
 
 /* The system call failed with errno: a vanished entry is not an error. */
@@ -89,7 +90,7 @@ rm_errno(struct rm *r)
 {
 	int e = errno;
 	if (e != ENOENT)
-		rm_fail(r, ms_err_from_errno(e), e);
+		rm_fail(r, ms_err_from_errno(e), e, NULL);
 }
 
 static void
@@ -106,7 +107,12 @@ rm_walk(struct rm *r, size_t len, int depth)
 		return;
 	}
 	if (depth > MS_FS_MAX_DEPTH) {
-		rm_fail(r, MS_ERR_RANGE, ELOOP);
+		char why[96];
+		snprintf(why, sizeof(why),
+		         "more than %d directory levels below the one removed: "
+		         "left in place",
+		         MS_FS_MAX_DEPTH);
+		rm_fail(r, MS_ERR_RANGE, ELOOP, why);
 		return;
 	}
 	/* Entries created while the directory is walked (a writer still at
@@ -126,7 +132,7 @@ rm_walk(struct rm *r, size_t len, int depth)
 				continue;
 			size_t k = strlen(de->d_name);
 			if (len + 1 + k >= sizeof(r->path)) {
-				rm_fail(r, MS_ERR_RANGE, ENAMETOOLONG);
+				rm_fail(r, MS_ERR_RANGE, ENAMETOOLONG, NULL);
 				continue;
 			}
 			r->path[len] = '/';

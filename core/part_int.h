@@ -379,6 +379,12 @@ int ms__dir_get(const uint8_t *p, size_t n, uint32_t *stored, uint32_t *nrows);
  * spilled: for tests. */
 uint64_t ms__part_writer_dir_bytes(const ms_part_writer *w);
 
+/* ---- row.c ---- */
+/* A part file's name, "<16hex>.<kind>" (the last component of
+ * ms_shard_part_path, in a shard or a checkpoint): its ID into *id, or
+ * false for any other name. */
+bool ms__part_file_id(const char *name, uint64_t *id);
+
 /* ---- part_fs.c ---- */
 /* Join dir and name into out (size n); false if it does not fit. */
 bool ms__path(char *out, size_t n, const char *dir, const char *name);

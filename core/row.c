@@ -150,3 +150,15 @@ ms_part_id_parse(const char *s, uint64_t *v)
 	*v = x;
 	return true;
 }
+
+bool
+ms__part_file_id(const char *name, uint64_t *id)
+{
+	char hex[17];
+	if (strnlen(name, 17) < 17 || name[16] != '.' ||
+	    ms_part_kind_parse(name + 17) < 0)
+		return false;
+	memcpy(hex, name, 16);
+	hex[16] = '\0';
+	return ms_part_id_parse(hex, id);
+}

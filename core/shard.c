@@ -79,6 +79,7 @@
 #include "ms_rusage.h"
 #include "ms_shard.h"
 #include "ms_thread.h"
+#include "part_int.h"
 
 #include <xxhash.h>
 
@@ -198,51 +199,11 @@ io_add(_Atomic uint64_t *c, uint64_t v)
 	atomic_fetch_add(c, v);
 }
 
-/* fsync(fd), counted in io (may be NULL) whether it succeeds or not. */
-static int
-sync_fd(int fd, ms_io *io)
-{
-	if (io)
-		io_add(&io->fsyncs, 1);
-	return fsync(fd);
-}
-
-/* A directory's fsync (ms_fs_fsync_dir), counted the same way. */
-static int
-fsync_dir(const char *dir, ms_io *io)
-{
-	if (io)
-		io_add(&io->fsyncs, 1);
-	return ms_fs_fsync_dir(dir, NULL);
-}
-
 static bool
 exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
-}
-
-/* Parse exactly 16 lowercase hex digits. */
-static bool
-parse_id(const char *s, uint64_t *id)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 16; i++) {
-		char c = s[i];
-		int d;
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else
-			return false;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (s[16] != '\0')
-		return false;
-	*id = v;
-	return true;
 }
 
 static void
@@ -273,20 +234,6 @@ ms_shard_part_path(const ms_shard *s, enum ms_part_kind kind, uint64_t id,
 	int w = snprintf(buf, n, "%s/" PARTS_DIR "/%016" PRIx64 ".%s", s->dir,
 	                 id, kind_tmp[kind]);
 	return (w < 0 || (size_t)w >= n) ? MS_ERR_RANGE : 0;
-}
-
-/* A published part file's name, "<16hex>.<kind>": its ID, or false for
- * any other name. */
-static bool
-parse_part_name(const char *name, uint64_t *id)
-{
-	char hex[17];
-	if (strnlen(name, 17) < 17 || name[16] != '.' ||
-	    ms_part_kind_parse(name + 17) < 0)
-		return false;
-	memcpy(hex, name, 16);
-	hex[16] = '\0';
-	return parse_id(hex, id);
 }
 
 static int
@@ -853,7 +800,7 @@ static int
 sync_snap(ms_shard *s, int fd)
 {
 	if (!s->use_syncfs)
-		return sync_fd(fd, s->io);
+		return ms__fsync_fd(fd, s->io);
 	if (s->io)
 		io_add(&s->io->fsyncs, 1);
 	if (syncfs(fd) != 0)
@@ -866,7 +813,8 @@ sync_snap(ms_shard *s, int fd)
 static int
 sync_dir(ms_shard *s)
 {
-	if (fault(s, MS_SHARD_FAULT_DIRSYNC) || fsync_dir(s->dir, s->io) != 0)
+	if (fault(s, MS_SHARD_FAULT_DIRSYNC) ||
+	    ms__fsync_dir(s->dir, s->io) != 0)
 		return -1;
 	dir_synced(s);
 	step(s, MS_SHARD_STEP_SNAP_SYNCED, 0);
@@ -957,28 +905,6 @@ static DIR *open_sub(const ms_shard *s, const char *name,
                      char path[PATH_MAX_LEN]);
 static int sync_locked(ms_shard *s, ms_errbuf *eb);
 
-/* read() (or write(), when out is NULL) exactly n bytes: 0, or -1 with
- * errno set. */
-static int
-io_exact(int fd, uint8_t *in, const uint8_t *out, size_t n)
-{
-	while (n) {
-		ssize_t k = out ? write(fd, out, n) : read(fd, in, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			errno = k ? errno : EIO;
-			return -1;
-		}
-		if (out)
-			out += k;
-		else
-			in += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Read and check DIR/dicts/<name>, the file of dictionary id, into the
  * shard's set. */
 static int
@@ -997,7 +923,7 @@ load_dict(ms_shard *s, const char *path, uint32_t id, ms_errbuf *eb)
 	uint8_t *b = n >= DICT_HEAD + 8 && n <= DICT_MAX_BYTES + DICT_HEAD + 8
 	                     ? ms_mem_alloc(s->mem, n)
 	                     : NULL;
-	bool ok = b && io_exact(fd, b, NULL, n) == 0;
+	bool ok = b && ms_fs_pread_all(fd, b, n, 0) == 0;
 	close(fd);
 	ok = ok && memcmp(b, DICT_MAGIC, 8) == 0 && ms_le32(b + 8) == id &&
 	     ms_le32(b + 12) == 0 && ms_le64(b + 16) == n - DICT_HEAD - 8 &&
@@ -1046,6 +972,51 @@ load_dicts(ms_shard *s, ms_errbuf *eb)
 	return rc;
 }
 
+/* Dictionary nid's file bytes b to tmp, synced, renamed to fin, and the
+ * directory dir (DIR/dicts) synced: written whole and synced before it
+ * is renamed in, and the directory synced before any part may name it.
+ * A failure names the step and its path. */
+static int
+dict_write(ms_shard *s, uint32_t nid, const char *dir, const char *tmp,
+           const char *fin, const ms_buf *b, ms_errbuf *eb)
+{
+	const char *what = "create", *path = dir, *to = "";
+	int fd = -1;
+	if (ms_fs_mkdir_p(dir, 0755, NULL) != 0)
+		goto fail;
+	path = tmp;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	what = "write";
+	if (ms_fs_write_all(fd, b->data, b->len) != 0)
+		goto fail;
+	what = "fsync";
+	if (ms__fsync_fd(fd, s->io) != 0)
+		goto fail;
+	what = "close";
+	int crc = close(fd);
+	fd = -1;
+	if (crc != 0)
+		goto fail;
+	what = "rename";
+	to = fin;
+	if (rename(tmp, fin) != 0)
+		goto fail;
+	what = "fsync";
+	path = dir;
+	to = "";
+	if (ms__fsync_dir(dir, s->io) == 0)
+		return 0;
+fail:;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	return ms_fail(eb, ms_err_from_errno(e),
+	               "shard %s: dictionary %08x: %s %s%s%s: %s", s->dir, nid,
+	               what, path, to[0] ? " -> " : "", to, strerror(e));
+}
+
 int
 ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
                   ms_errbuf *eb)
@@ -1078,23 +1049,8 @@ ms_shard_add_dict(ms_shard *s, const void *bytes, size_t n, uint32_t *id,
 		             "shard %s: dictionary %u: out of memory for its "
 		             "file (%zu bytes)",
 		             s->dir, nid, n + 32);
-	/* Written whole and synced before it is renamed in, and the
-	 * directory synced before any part may name it. */
-	const char *what = "write";
-	int fd = -1;
-	if (rc == 0 && (ms_fs_mkdir_p(dir, 0755, NULL) != 0 ||
-	                (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
-	                                        O_CLOEXEC,
-	                           0644)) < 0 ||
-	                io_exact(fd, NULL, b.data, b.len) != 0 ||
-	                sync_fd(fd, s->io) != 0 || (what = "rename",
-	                                           rename(tmp, fin) != 0) ||
-	                (what = "fsync", fsync_dir(dir, s->io) != 0)))
-		rc = ms_fail(eb, ms_err_from_errno(errno),
-		             "shard %s: dictionary %08x: %s: %s", s->dir, nid,
-		             what, strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	if (rc == 0)
+		rc = dict_write(s, nid, dir, tmp, fin, &b, eb);
 	ms_buf_release(&b);
 	if (rc == 0) {
 		rc = ms_part_dicts_add(s->dicts, d, eb);
@@ -1163,7 +1119,7 @@ clean_tmp(ms_shard *s, struct cleanup *c)
 			continue;
 		const char *dash = strrchr(de->d_name, '-');
 		uint64_t id;
-		if (dash && parse_id(dash + 1, &id) && id > c->max_seen)
+		if (dash && ms_part_id_parse(dash + 1, &id) && id > c->max_seen)
 			c->max_seen = id;
 		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
 		    (int)sizeof(sub))
@@ -1188,7 +1144,7 @@ clean_unlisted(ms_shard *s, struct cleanup *c)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		uint64_t id;
-		if (!parse_part_name(de->d_name, &id))
+		if (!ms__part_file_id(de->d_name, &id))
 			continue;
 		if (id > c->max_seen)
 			c->max_seen = id;
@@ -1242,7 +1198,7 @@ has_part_files(ms_shard *s)
 	uint64_t id;
 	bool any = false;
 	while (!any && (de = readdir(d)))
-		any = parse_part_name(de->d_name, &id);
+		any = ms__part_file_id(de->d_name, &id);
 	closedir(d);
 	return any;
 }
@@ -1510,7 +1466,7 @@ ms_shard_strays(ms_shard *s, size_t *n, char *first, size_t firstn,
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		uint64_t id;
-		if (parse_part_name(de->d_name, &id) &&
+		if (ms__part_file_id(de->d_name, &id) &&
 		    find_sp(s->act, s->nact, id) >= 0)
 			continue;
 		if (!*n && firstn)
@@ -1594,7 +1550,7 @@ sync_parts(ms_shard *s, const char *what, ms_errbuf *eb)
 	if (sub_path(s, PARTS_DIR, dir, sizeof(dir)))
 		return ms_fail(eb, MS_ERR_RANGE, "shard %s: path too long",
 		               s->dir);
-	if (fsync_dir(dir, s->io) != 0)
+	if (ms__fsync_dir(dir, s->io) != 0)
 		return ms_fail(eb, ms_err_from_errno(errno),
 		               "shard %s: %s: fsync %s: %s", s->dir, what, dir,
 		               strerror(errno));

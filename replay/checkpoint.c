@@ -52,7 +52,10 @@
  *     left to stop at, the checkpoint is checked before the seek is
  *     accepted (ms_checkpoint_check; refused, the run stays where it
  *     is), and one that fails to read back after all fails the run, as
- *     does a restore that fails once it touched anything.
+ *     does a restore that fails once it touched anything. A restore
+ *     that committed but left files it should have removed is a seek
+ *     all the same; the status's checkpoint note says what was left
+ *     (note_leftovers).
  *  6. Not rolled back, as documented in replay/SCHEMA.md: the plugins'
  *     own counters (plugin_stat) and the chain's counters (what removed
  *     stretches added is kept apart, link_calls_superseded for the
@@ -157,6 +160,7 @@ ck_off(ms_replay *r, const char *why, const ms_errbuf *eb)
 	pthread_mutex_lock(&r->mu); /* the status reads the note */
 	snprintf(r->ck_note, sizeof(r->ck_note), "checkpoints off: %s%s%s",
 	         why, eb ? ": " : "", eb ? eb->msg : "");
+	r->ck_note_leftovers = false;
 	pthread_mutex_unlock(&r->mu);
 	r->ck_every_ns = -1;
 }
@@ -185,6 +189,7 @@ ck_room_ok(ms_replay *r)
 		thin_out(r, false);
 	else
 		drop_from(r, 0);
+	r->ck_note_leftovers = false;
 	snprintf(r->ck_note, sizeof(r->ck_note),
 	         "checkpoints thinned to %zu: %.0f MiB free on the work "
 	         "directory's file system, the day's merges may need %.0f MiB",
@@ -358,6 +363,29 @@ answer_fail(ms_replay *r, int rc, const ms_errbuf *e)
 	pthread_cond_broadcast(&r->cv);
 }
 
+/* The restore of c left entries in the shard it could not remove
+ * (ms_checkpoint.h, design 3): the run goes on from c, and the status
+ * says so, since while they stay the re-run may merge into other part
+ * IDs than the first pass. A restore that left none clears that. */
+static void
+note_leftovers(ms_replay *r, const ms__rck *c, const ms_checkpoint *ck)
+{
+	const char *name = strrchr(c->dir, '/');
+	char m[sizeof(ck->leftover.msg) + PATH_MAX + 256] = "";
+	if (ck->leftovers)
+		snprintf(m, sizeof(m),
+		         "back at checkpoint %s, but %zu entr%s of the shard "
+		         "could not be removed (%s): the re-run may merge into "
+		         "other part IDs than the first pass",
+		         name ? name + 1 : c->dir, ck->leftovers,
+		         ck->leftovers == 1 ? "y" : "ies", ck->leftover.msg);
+	pthread_mutex_lock(&r->mu); /* the status reads the note */
+	if (ck->leftovers || r->ck_note_leftovers)
+		ms_msg_fit(r->ck_note, sizeof(r->ck_note), m);
+	r->ck_note_leftovers = ck->leftovers != 0;
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* Close the engine and the shard, restore the shard to c, reopen it
  * (the slots after c to be staged again), reopen the engine resuming c's
  * state. */
@@ -376,6 +404,7 @@ reopen_at(ms_replay *r, const ms__rck *c, ms_errbuf *e)
 	int rc = ms_checkpoint_restore(c->dir, r->work_dir, &ck, &r->io, e);
 	if (rc)
 		return rc;
+	note_leftovers(r, c, &ck);
 	ms_shard_opts so = ms__replay_shard_opts(r);
 	sh = NULL;
 	rc = ms_shard_open(&sh, &so, e);

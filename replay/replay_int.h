@@ -981,6 +981,9 @@ struct ms_replay {
 	uint64_t ck_room; /* checkpoint_room_bytes, resolved at open */
 	char ck_root[PATH_MAX];
 	char ck_note[256];
+	/* ck_note says what the last restore left (note_leftovers): the
+	 * next restore that leaves nothing clears it. */
+	bool ck_note_leftovers;
 	bool seek_req;          /* under mu */
 	bool seek_stop;         /* under mu: restored, stop at the point */
 	/* under mu: a seek just stopped the run at its checkpoint, so the

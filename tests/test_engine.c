@@ -37,10 +37,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -2290,10 +2292,36 @@ ck_take(fixture *f, const char *dir, int pub, const gen *g)
 		fail_msg("checkpoint at %d: %s", pub, eb.msg);
 }
 
+/* Reopen f's shard, restored to checkpoint c, and its engine with c's
+ * engine state; returns the publication c was taken after and the
+ * generator state then. c is released. */
+static int
+ck_reopen(fixture *f, ms_checkpoint *c, gen *g)
+{
+	ms_errbuf eb;
+	ms_shard_opts so = { .dir = f->dir };
+	if (ms_shard_open(&f->shard, &so, &eb) != 0)
+		fail_msg("reopen: %s", eb.msg);
+	assert_int_equal(ms_shard_epoch(f->shard), c->epoch);
+	fx_engine(f, true, 2, 10, &c->engine);
+	struct {
+		int pub;
+		gen g;
+	} blob;
+	assert_int_equal(c->user_len, sizeof(blob));
+	memcpy(&blob, c->user, sizeof(blob));
+	ms_engine_stats st;
+	ms_engine_get_stats(f->eng, &st);
+	assert_true(st.fingerprint == c->engine.fingerprint);
+	assert_int_equal(st.selections, c->engine.selections);
+	ms_checkpoint_release(c);
+	*g = blob.g;
+	return blob.pub;
+}
+
 /* Close f's engine and shard, restore checkpoint dir (`times` times in a
  * row: restoring again is harmless, as after a crash in the tidying),
- * reopen both with the saved engine state; returns the publication it
- * was taken after and the generator state then. */
+ * reopen both with the saved engine state (ck_reopen). */
 static int
 ck_restore(fixture *f, const char *dir, int times, gen *g)
 {
@@ -2306,27 +2334,12 @@ ck_restore(fixture *f, const char *dir, int times, gen *g)
 			ms_checkpoint_release(&c);
 		if (ms_checkpoint_restore(dir, f->dir, &c, NULL, &eb) != 0)
 			fail_msg("restore %s: %s", dir, eb.msg);
+		assert_int_equal(c.leftovers, 0);
 	}
-	ms_shard_opts so = { .dir = f->dir };
-	if (ms_shard_open(&f->shard, &so, &eb) != 0)
-		fail_msg("reopen: %s", eb.msg);
+	int pub = ck_reopen(f, &c, g);
 	/* Nothing the checkpoint did not list was left for recovery. */
 	assert_string_equal(ms_shard_recovery_note(f->shard), "");
-	assert_int_equal(ms_shard_epoch(f->shard), c.epoch);
-	fx_engine(f, true, 2, 10, &c.engine);
-	struct {
-		int pub;
-		gen g;
-	} blob;
-	assert_int_equal(c.user_len, sizeof(blob));
-	memcpy(&blob, c.user, sizeof(blob));
-	ms_engine_stats st;
-	ms_engine_get_stats(f->eng, &st);
-	assert_true(st.fingerprint == c.engine.fingerprint);
-	assert_int_equal(st.selections, c.engine.selections);
-	ms_checkpoint_release(&c);
-	*g = blob.g;
-	return blob.pub;
+	return pub;
 }
 
 /*
@@ -2412,6 +2425,24 @@ test_checkpoint_refused_unless_idle(void **state)
 	fx_close(&f);
 }
 
+/* Reopen f's shard and engine after a restore that failed before its
+ * commit: the shard is at epoch with the parts of *before, as it was. */
+static void
+reopen_unchanged(fixture *f, uint64_t epoch, const seq_end *before)
+{
+	ms_errbuf eb;
+	seq_end after;
+	ms_shard_opts so = { .dir = f->dir };
+	if (ms_shard_open(&f->shard, &so, &eb) != 0)
+		fail_msg("reopen: %s", eb.msg);
+	assert_int_equal(ms_shard_epoch(f->shard), epoch);
+	fx_engine(f, true, 2, 10, NULL);
+	view_ids(f->shard, after.ids, &after.nids);
+	assert_int_equal(after.nids, before->nids);
+	assert_memory_equal(after.ids, before->ids,
+	                    before->nids * sizeof(before->ids[0]));
+}
+
 /* A damaged checkpoint (its state's checksum, or a part file gone) is
  * refused with an error naming the file, and the shard is left as it
  * was: it reopens at the same epoch with the same parts. */
@@ -2424,7 +2455,7 @@ test_checkpoint_bad_restore_leaves_shard(void **state)
 	char ck[300], p[400];
 	ms_errbuf eb;
 	ms_checkpoint c;
-	seq_end before, after;
+	seq_end before;
 	fx_open(&f, true, 2, 10);
 	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
 	for (int pub = 0; pub < 30; pub++) {
@@ -2450,16 +2481,158 @@ test_checkpoint_bad_restore_leaves_shard(void **state)
 	assert_int_equal(ms_checkpoint_restore(ck, f.dir, &c, NULL, &eb),
 	                 MS_ERR_NOTFOUND);
 	assert_non_null(strstr(eb.msg, p));
-	ms_shard_opts so = { .dir = f.dir };
-	if (ms_shard_open(&f.shard, &so, &eb) != 0)
-		fail_msg("reopen: %s", eb.msg);
+	reopen_unchanged(&f, epoch, &before);
 	assert_string_equal(ms_shard_recovery_note(f.shard), "");
-	assert_int_equal(ms_shard_epoch(f.shard), epoch);
-	fx_engine(&f, true, 2, 10, NULL);
-	view_ids(f.shard, after.ids, &after.nids);
-	assert_int_equal(after.nids, before.nids);
-	assert_memory_equal(after.ids, before.ids,
-	                    before.nids * sizeof(before.ids[0]));
+	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
+	fx_close(&f);
+}
+
+/*
+ * Once its snapshot is committed the shard is the checkpoint's: an entry
+ * the tidying after the commit cannot remove (a part-named tree in
+ * parts/ deeper than removal descends) does not fail the restore. It is
+ * counted and named, the rest is still tidied (tmp/ emptied), nothing
+ * the checkpoint lists is lost, and the reopened shard re-runs to the
+ * same fingerprint, part IDs and ledgers as the first pass.
+ */
+static void
+test_checkpoint_restore_leftover_after_commit(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 4242, .next_trace = 1 };
+	char ck[300], deep[400], junk[400];
+	seq_end at40, orig, again;
+	ms_errbuf eb;
+	ms_checkpoint c;
+	fx_open(&f, true, 2, 10);
+	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
+	for (int pub = 0; pub < 70; pub++) {
+		publish_random(&f, pub, &g, NULL);
+		if (pub == 40) {
+			seq_end_take(&f, &at40);
+			ck_take(&f, ck, pub, &g);
+		}
+	}
+	seq_end_take(&f, &orig);
+	ms_engine_close(f.eng);
+	ms_shard_close(f.shard);
+	/* An ID the checkpoint does not list, below its counter, so a
+	 * reopen does not count it into the IDs it hands out. */
+	assert_int_equal(ms_checkpoint_read(ck, &c, &eb), 0);
+	uint64_t id = 1;
+	for (size_t i = 0; i < c.nparts && c.parts[i] <= id; i++)
+		if (c.parts[i] == id)
+			id++;
+	assert_true(at40.st.merges_done > 0 && id < c.next_id);
+	ms_checkpoint_release(&c);
+	snprintf(deep, sizeof(deep), "%s/parts/%016llx.core", f.dir,
+	         (unsigned long long)id);
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, true), 0);
+	snprintf(junk, sizeof(junk), "%s/tmp/junk", f.dir);
+	int fd = open(junk, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+
+	if (ms_checkpoint_restore(ck, f.dir, &c, NULL, &eb) != 0)
+		fail_msg("restore with a leftover: %s", eb.msg);
+	assert_int_equal(c.leftovers, 1);
+	assert_non_null(strstr(c.leftover.msg, deep));
+	assert_false(ms_fs_is_file(junk));
+
+	assert_int_equal(ck_reopen(&f, &c, &g), 40);
+	/* The reopened shard could not remove it either, and says so. */
+	assert_non_null(strstr(ms_shard_recovery_note(f.shard),
+	                       "1 could not be removed"));
+	seq_end_take(&f, &again);
+	seq_end_equal(&again, &at40);
+	for (int pub = 41; pub < 70; pub++)
+		publish_random(&f, pub, &g, NULL);
+	seq_end_take(&f, &again);
+	seq_end_equal(&again, &orig);
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, false),
+	                 0);
+	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
+	fx_close(&f);
+}
+
+/* Run fn(arg) with the process's file size limit at `bytes`: a write
+ * past it fails with EFBIG, as one on a full disk fails with ENOSPC. */
+static int
+with_file_limit(rlim_t bytes, int (*fn)(void *arg), void *arg)
+{
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = bytes;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	int rc = fn(arg);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	return rc;
+}
+
+typedef struct ck_call {
+	fixture *f;
+	const char *dir;
+	ms_checkpoint c;
+	ms_errbuf eb;
+} ck_call;
+
+static int
+ck_call_take(void *arg)
+{
+	ck_call *a = arg;
+	return ms_checkpoint_take(a->dir, a->f->shard, a->f->eng, NULL, 0,
+	                          &a->eb);
+}
+
+static int
+ck_call_restore(void *arg)
+{
+	ck_call *a = arg;
+	return ms_checkpoint_restore(a->dir, a->f->dir, &a->c, NULL, &a->eb);
+}
+
+/*
+ * A checkpoint's write that the file system refuses (a file size limit:
+ * EFBIG, as ENOSPC on a full disk) is an error naming the file and the
+ * system's reason. A take leaves nothing behind; a restore fails before
+ * its commit (writing the shard's tmp/snapshot.new) and the shard reopens
+ * as it was. Without the limit both work.
+ */
+static void
+test_checkpoint_write_refused(void **state)
+{
+	(void)state;
+	fixture f;
+	gen g = { .x = 31, .next_trace = 1 };
+	char ck[300], p[400];
+	seq_end before;
+	fx_open(&f, true, 2, 10);
+	snprintf(ck, sizeof(ck), "%s.ck", f.dir);
+	for (int pub = 0; pub < 40; pub++)
+		publish_random(&f, pub, &g, NULL);
+	ck_call a = { .f = &f, .dir = ck };
+	assert_int_equal(with_file_limit(64, ck_call_take, &a), MS_ERR_IO);
+	snprintf(p, sizeof(p), "%s/snapshot: write: %s", ck, strerror(EFBIG));
+	assert_non_null(strstr(a.eb.msg, p));
+	assert_false(ms_fs_is_dir(ck));
+
+	ck_take(&f, ck, 39, &g);
+	for (int pub = 40; pub < 80; pub++)
+		publish_random(&f, pub, &g, NULL);
+	seq_end_take(&f, &before);
+	uint64_t epoch = ms_shard_epoch(f.shard);
+	ms_engine_close(f.eng);
+	ms_shard_close(f.shard);
+	assert_int_equal(with_file_limit(64, ck_call_restore, &a), MS_ERR_IO);
+	snprintf(p, sizeof(p), "%s/tmp/snapshot.new: write: %s", f.dir,
+	         strerror(EFBIG));
+	assert_non_null(strstr(a.eb.msg, p));
+	assert_null(a.c.parts);
+	reopen_unchanged(&f, epoch, &before);
+	assert_int_equal(ck_restore(&f, ck, 1, &g), 39);
 	assert_int_equal(ms_checkpoint_remove(ck, NULL), 0);
 	fx_close(&f);
 }
@@ -2609,6 +2782,8 @@ main(void)
 		cmocka_unit_test(test_checkpoint_restore_same_fingerprint),
 		cmocka_unit_test(test_checkpoint_refused_unless_idle),
 		cmocka_unit_test(test_checkpoint_bad_restore_leaves_shard),
+		cmocka_unit_test(test_checkpoint_restore_leftover_after_commit),
+		cmocka_unit_test(test_checkpoint_write_refused),
 		cmocka_unit_test(test_checkpoint_restores_part_id_counter),
 		cmocka_unit_test(test_engine_save_resume_quarantine),
 	};

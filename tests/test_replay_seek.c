@@ -510,6 +510,22 @@ entry_after(const char *dir, const char *after, char *name, size_t n)
 	snprintf(name, n, "%s", best);
 }
 
+/* A run with a checkpoint at every publication point, stopped at the
+ * one in the middle of the day (*k publications done), where it stands
+ * in *here. */
+static ms_replay *
+start_at_half(rt_run *run, const char *name, uint64_t *k, point *here)
+{
+	ms_replay *r = start_paused(run, name, "disabled", 1, NULL);
+	ms_replay_status *st = rt_status_new();
+	ms_replay_get_status(r, st);
+	*k = st->pub_total / 2;
+	free(st);
+	go_pub(r, *k);
+	point_at(r, run->db, here);
+	return r;
+}
+
 /* A checkpoint whose state file is damaged, or that lost a part file, is
  * refused with an error naming the file; the run stays where it was, and
  * a seek to a later one still works. */
@@ -518,13 +534,10 @@ test_seek_damaged_checkpoint(void **state)
 {
 	(void)state;
 	rt_run run;
-	ms_replay *r = start_paused(&run, "seek-bad", "disabled", 1, NULL);
-	ms_replay_status *st = rt_status_new();
-	ms_replay_get_status(r, st);
-	uint64_t k = st->pub_total / 2;
-	go_pub(r, k);
+	uint64_t k;
 	point here;
-	point_at(r, run.db, &here);
+	ms_replay *r = start_at_half(&run, "seek-bad", &k, &here);
+	ms_replay_status *st = rt_status_new();
 	char root[PATH_MAX + 8], ck[PATH_MAX + 80], state_file[PATH_MAX + 96];
 	snprintf(root, sizeof(root), "%s.ckpt", ms_replay_work_dir(r));
 	char first[256], second[256], part[256];
@@ -565,6 +578,43 @@ test_seek_damaged_checkpoint(void **state)
 	go_pub(r, k);
 	same_point(r, run.db, &here);
 	to_end(r, "seek-bad");
+	ms_replay_close(r);
+	free(st);
+}
+
+/* A restore that committed but could not remove an entry of the shard
+ * it should have (a tree in tmp/ deeper than removal descends) is a seek
+ * all the same: the run stops at the checkpoint, the status's checkpoint
+ * note says what was left (until a restore leaves nothing), and the
+ * re-run reaches the point it went back from as the first pass did. */
+static void
+test_seek_leftover_after_restore(void **state)
+{
+	(void)state;
+	rt_run run;
+	uint64_t k;
+	point here;
+	ms_replay *r = start_at_half(&run, "seek-left", &k, &here);
+	ms_replay_status *st = rt_status_new();
+	char deep[PATH_MAX + 16];
+	snprintf(deep, sizeof(deep), "%s/tmp/deep", ms_replay_work_dir(r));
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, true), 0);
+	ms_errbuf eb = { { 0 } };
+	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_int_equal(st->seeks, 1);
+	assert_non_null(strstr(st->checkpoint_note, "could not be removed"));
+	assert_int_equal(ms_test_deep_tree(deep, MS_FS_MAX_DEPTH + 2, false),
+	                 0);
+	go_pub(r, k);
+	same_point(r, run.db, &here);
+	/* A restore that leaves nothing clears the note. */
+	seek_ok(ms_replay_seek_pub(r, k - 1, &eb), &eb, r);
+	ms_replay_get_status(r, st);
+	assert_string_equal(st->checkpoint_note, "");
+	go_pub(r, k);
+	same_point(r, run.db, &here);
+	to_end(r, "seek-left");
 	ms_replay_close(r);
 	free(st);
 }
@@ -1265,6 +1315,7 @@ main(void)
 		cmocka_unit_test(test_seek_back_same_fingerprint),
 		cmocka_unit_test(test_seek_back_same_part_ids),
 		cmocka_unit_test(test_seek_damaged_checkpoint),
+		cmocka_unit_test(test_seek_leftover_after_restore),
 		cmocka_unit_test(test_checkpoints_at_stops),
 		cmocka_unit_test(test_seek_time_to_last_point_before),
 		cmocka_unit_test(test_seek_rerun_passes_breakpoints),

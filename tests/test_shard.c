@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1895,6 +1896,29 @@ test_old_layout_refused(void **state)
 	rm_dir(dir);
 }
 
+/* A dictionary trained on the rows of nseeds seeds (1000 on): its bytes
+ * (nb of them; ms_mem_free(NULL, bytes, nb) them). */
+static uint8_t *
+train_dict(size_t nseeds, size_t *nb)
+{
+	ms_errbuf eb;
+	size_t n = 0;
+	struct seed_rows *g = calloc(nseeds, sizeof(*g));
+	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
+	assert_true(g && rows);
+	for (size_t i = 0; i < nseeds; i++) {
+		seed_rows(1000 + i, &g[i]);
+		for (size_t j = 0; j < g[i].n; j++)
+			rows[n++] = g[i].rows[j];
+	}
+	uint8_t *bytes;
+	if (ms_part_dict_train(rows, n, 4096, &bytes, nb, NULL, &eb) != 0)
+		fail_msg("training a dictionary: %s", eb.msg);
+	free(rows);
+	free(g);
+	return bytes;
+}
+
 /* A shard's dictionary: added (written and synced under DIR/dicts),
  * used by a writer, read back through the shard after a reopen; without
  * its file, reading the part that names it is refused, naming the
@@ -1907,19 +1931,8 @@ test_shard_dictionary(void **state)
 	ms_shard *s = open_shard(dir, true, NULL);
 	ms_errbuf eb = { { 0 } };
 	/* Train on the rows of many seeds. */
-	size_t nseeds = 600, n = 0;
-	struct seed_rows *g = calloc(nseeds, sizeof(*g));
-	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
-	for (size_t i = 0; i < nseeds; i++) {
-		seed_rows(1000 + i, &g[i]);
-		for (size_t j = 0; j < g[i].n; j++)
-			rows[n++] = g[i].rows[j];
-	}
-	uint8_t *bytes;
 	size_t nb;
-	assert_int_equal(ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL,
-	                                    &eb),
-	                 0);
+	uint8_t *bytes = train_dict(600, &nb);
 	uint32_t did;
 	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), 0);
 	assert_int_equal(did, 1);
@@ -1967,8 +1980,57 @@ test_shard_dictionary(void **state)
 	ms_view_release(v);
 	ms_shard_close(s);
 	assert_int_equal(rename(aside, df), 0);
-	free(rows);
-	free(g);
+	rm_dir(dir);
+}
+
+/* A dictionary the file system refuses is refused naming the step and
+ * its path: DIR/dicts that is not a directory ("create DIR/dicts"), its
+ * file stopped by a file size limit (EFBIG, as ENOSPC on a full disk:
+ * "write DIR/tmp/dict-00000001"). Nothing is added, nothing is left in
+ * tmp/, and the shard takes it once the file system does. */
+static void
+test_dictionary_write_refused(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	ms_shard *s = open_shard(dir, true, NULL);
+	ms_errbuf eb = { { 0 } };
+	size_t nb;
+	uint8_t *bytes = train_dict(200, &nb);
+	char dicts[4200], tmp[4200], want[4500];
+	snprintf(dicts, sizeof(dicts), "%s/dicts", dir);
+	snprintf(tmp, sizeof(tmp), "%s/tmp/dict-00000001", dir);
+	int fd = open(dicts, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	uint32_t did = 0;
+	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), MS_ERR_IO);
+	snprintf(want, sizeof(want), "dictionary 00000001: create %s: %s",
+	         dicts, strerror(ENOTDIR));
+	assert_non_null(strstr(eb.msg, want));
+	assert_null(ms_shard_dict(s, 1));
+	assert_int_equal(unlink(dicts), 0);
+
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	int rc = ms_shard_add_dict(s, bytes, nb, &did, &eb);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(rc, MS_ERR_IO);
+	snprintf(want, sizeof(want), "dictionary 00000001: write %s: %s", tmp,
+	         strerror(EFBIG));
+	assert_non_null(strstr(eb.msg, want));
+	assert_null(ms_shard_dict(s, 1));
+	assert_false(path_exists(tmp));
+
+	assert_int_equal(ms_shard_add_dict(s, bytes, nb, &did, &eb), 0);
+	assert_int_equal(did, 1);
+	assert_non_null(ms_shard_dict(s, 1));
+	ms_mem_free(NULL, bytes, nb);
+	ms_shard_close(s);
 	rm_dir(dir);
 }
 
@@ -1985,18 +2047,8 @@ test_dictionary_alloc_failures(void **state)
 	ms_mem_init(&mem, NULL);
 	ms_shard *s = open_shard(dir, true, &mem);
 	ms_errbuf eb = { { 0 } };
-	size_t nseeds = 200, n = 0;
-	struct seed_rows *g = calloc(nseeds, sizeof(*g));
-	ms_row *rows = calloc(nseeds * SEED_ROWS_MAX, sizeof(*rows));
-	for (size_t i = 0; i < nseeds; i++) {
-		seed_rows(1000 + i, &g[i]);
-		for (size_t j = 0; j < g[i].n; j++)
-			rows[n++] = g[i].rows[j];
-	}
-	uint8_t *bytes;
 	size_t nb;
-	assert_int_equal(
-	        ms_part_dict_train(rows, n, 4096, &bytes, &nb, NULL, &eb), 0);
+	uint8_t *bytes = train_dict(200, &nb);
 	uint32_t did = 0;
 	size_t failures = 0, tables = 0;
 	for (uint64_t k = 1;; k++) {
@@ -2020,8 +2072,6 @@ test_dictionary_alloc_failures(void **state)
 	assert_true(tables > 0);
 	ms_mem_free(NULL, bytes, nb);
 	ms_shard_close(s);
-	free(rows);
-	free(g);
 	rm_dir(dir);
 }
 
@@ -2031,6 +2081,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transactions_bump_epoch),
 		cmocka_unit_test(test_dictionary_alloc_failures),
+		cmocka_unit_test(test_dictionary_write_refused),
 		cmocka_unit_test(test_view_pins_removed_parts),
 		cmocka_unit_test(test_view_of_pins_only_its_parts),
 		cmocka_unit_test(test_strays),

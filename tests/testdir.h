@@ -14,8 +14,10 @@
 
 #include "ms_fs.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -50,6 +52,31 @@ ms_test_mkdtemp(char *buf, size_t n, const char *tag)
 	if ((size_t)snprintf(buf, n, "%s/%s-XXXXXX", base, tag) >= n)
 		return NULL;
 	return mkdtemp(buf);
+}
+
+/* Make (or, make false, remove) the directories path/d/d/... `levels`
+ * below path: a tree deeper than ms_fs_rm_tree descends, which it cannot
+ * remove (an entry that stays whoever runs the test, root too). 0, or -1
+ * when a mkdir or rmdir failed. */
+static inline int
+ms_test_deep_tree(const char *path, int levels, bool make)
+{
+	char p[MS_FS_PATH_MAX];
+	size_t n = (size_t)snprintf(p, sizeof(p), "%s", path);
+	if (n + 2 * (size_t)levels >= sizeof(p))
+		return -1;
+	for (int i = 0; i <= levels; i++) {
+		if (make && mkdir(p, 0755) != 0)
+			return -1;
+		if (i < levels)
+			n += (size_t)snprintf(p + n, sizeof(p) - n, "/d");
+	}
+	for (int i = levels; !make && i >= 0; i--) {
+		if (rmdir(p) != 0)
+			return -1;
+		p[n -= (i ? 2 : 0)] = '\0';
+	}
+	return 0;
 }
 
 /* Remove dir and everything below it; 0, or -1 when that failed. */

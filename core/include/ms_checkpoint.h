@@ -32,6 +32,10 @@
  *     dicts/, so the reopened shard hands out the same part IDs as at the
  *     checkpoint (open would otherwise count them into next_id). A crash
  *     in this step leaves a valid shard; restoring again finishes it.
+ *     An entry that cannot be removed does not make the restore fail
+ *     (the shard is the checkpoint's once committed): the others are
+ *     still removed, and the restore says how many were left and why
+ *     (ms_checkpoint.leftovers, .leftover) for the caller to tell.
  *  4. The restored engine state (ms_checkpoint.engine) goes to
  *     ms_engine_opts.resume of the engine opened on the reopened shard:
  *     from then on it picks exactly what the original picked, given the
@@ -73,6 +77,13 @@ typedef struct ms_checkpoint {
 	ms_engine_state engine;
 	void *user; /* the caller's blob (heap; NULL when user_len is 0) */
 	size_t user_len;
+	/* Set by ms_checkpoint_restore (design 3): entries of the shard it
+	 * should have removed after the commit and could not, and why the
+	 * first of them could not ("remove PATH: reason"; "" when
+	 * leftovers is 0). While they stay, the reopened shard may hand
+	 * out other part IDs than after the checkpoint. */
+	size_t leftovers;
+	ms_errbuf leftover;
 } ms_checkpoint;
 
 /*
@@ -107,10 +118,11 @@ int ms_checkpoint_decode(const void *buf, size_t n, const char *name,
  * 3); *out receives the checkpoint (as ms_checkpoint_read), whose engine
  * state is what the next engine resumes from. On an error before the
  * commit the shard is unchanged (the message names the checkpoint file or
- * the shard file that failed). Every fsync it makes (the shard's parts/
- * and dicts/ directories, the new snapshot and the shard directory) is
- * counted in io (borrowed; may be NULL: not counted), as the shard counts
- * its own.
+ * the shard file that failed) and *out holds nothing. Once committed it
+ * returns 0, whatever the tidying after it left (out->leftovers). Every
+ * fsync it makes (the shard's parts/ and dicts/ directories, the new
+ * snapshot and the shard directory) is counted in io (borrowed; may be
+ * NULL: not counted), as the shard counts its own.
  */
 int ms_checkpoint_restore(const char *dir, const char *shard_dir,
                           ms_checkpoint *out, ms_io *io, ms_errbuf *eb);

@@ -43,7 +43,9 @@ int ms_fs_mkdir_p(const char *path, mode_t mode, ms_errbuf *eb);
  * directory while it is removed (walked again, a few times at most, before
  * "Directory not empty"). On an error it goes on removing what
  * it can and returns the first error ("remove PATH: strerror"); a tree
- * deeper than MS_FS_MAX_DEPTH is left in place below that depth. */
+ * deeper than MS_FS_MAX_DEPTH is left in place below that depth
+ * (MS_ERR_RANGE, errno ELOOP, "remove PATH: more than 16 directory levels
+ * below the one removed: left in place"). */
 int ms_fs_rm_tree(const char *path, ms_errbuf *eb);
 
 /* fsync a directory, so the entries created, renamed or removed in it

@@ -305,8 +305,11 @@ int ms_replay_set_speed(ms_replay *r, double speed);
  * back is its error, the run stopped where it was (PAUSED, "seek failed";
  * a DONE run stays DONE; in the cooldown it is refused before anything
  * moves). Another error is a restore that failed part way: the run
- * is FAILED with that error. Not to be called while another call on r runs
- * (the status, the inventory): the caller waits for the restore.
+ * is FAILED with that error. A restore that committed but could not
+ * remove every file the checkpoint does not list is a seek all the
+ * same: the status's checkpoint_note says what was left. Not to be
+ * called while another call on r runs (the status, the inventory): the
+ * caller waits for the restore.
  */
 int ms_replay_seek_merge(ms_replay *r, uint64_t seq, ms_errbuf *eb);
 int ms_replay_seek_pub(ms_replay *r, uint64_t k, ms_errbuf *eb);
@@ -390,8 +393,9 @@ typedef struct ms_replay_status {
 	uint64_t inflight_calls, inflight_traces, inflight_decide_ns;
 	/* Checkpoints kept, and seeks back that restored one. */
 	uint64_t checkpoints, seeks;
-	/* Why checkpoints are off or thinned for lack of room ("" = they
-	 * are kept as configured). */
+	/* Why checkpoints are off or thinned for lack of room, or what the
+	 * last seek's restore could not remove from the shard ("" = none
+	 * of these). */
 	char checkpoint_note[256];
 	/* The error of a FAILED run. */
 	char error[512];
