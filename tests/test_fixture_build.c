@@ -1369,6 +1369,145 @@ test_block_store_many(void **state)
 	rm_rf(dir);
 }
 
+/* The group a key would be in among the n sorted entries e (the last
+ * whose first entry is not above it), -1 below the first: what
+ * ms_fixture_blocks_get_many's searches must find. */
+static long
+model_group(const fx_blocks *b, const ms_fixture_block_key *k)
+{
+	long g = -1;
+	for (size_t i = 0; i < b->n; i += 16) {
+		const ms_fixture_block_key f = { .lo = b->e[i].lo,
+			                         .hi = b->e[i].hi };
+		if (key_by_order(&f, k) > 0)
+			break;
+		g = (long)(i / 16);
+	}
+	return g;
+}
+
+/* The reads a batch of the n sorted keys k takes: one per run of keys
+ * whose groups are at most 2 groups apart (read through) and within 60
+ * groups of the run's first; none for keys below the file. */
+static uint64_t
+model_reads(const fx_blocks *b, const ms_fixture_block_key *k, size_t n)
+{
+	uint64_t reads = 0;
+	size_t i = 0;
+
+	while (i < n) {
+		long g0 = model_group(b, &k[i]), last = g0;
+		if (g0 < 0) {
+			i++;
+			continue;
+		}
+		for (i++; i < n; i++) {
+			long h = model_group(b, &k[i]);
+			long bound = last + 3 < g0 + 59 ? last + 3 : g0 + 59;
+			if (h > bound)
+				break;
+			last = h;
+		}
+		reads++;
+	}
+	return reads;
+}
+
+/* One batch of ms_fixture_blocks_get_many on a file of 4,000 entries
+ * (250 groups of 16): keys of entries kept with probability 1/every,
+ * absent keys beside some, some twice, and keys below and above the
+ * file; seeded by t. n: the keys made (sorted) into k. */
+static size_t
+many_batch(const fx_blocks *b, uint64_t t, uint64_t every,
+           ms_fixture_block_key *k)
+{
+	size_t n = 0;
+	if (mix64(t) % 3 == 0)
+		k[n++] = (ms_fixture_block_key){ .tag = UINT32_MAX };
+	for (size_t i = 0; i < b->n && n < 4096; i++) {
+		uint64_t r = mix64(t * 7919 + i);
+		if (r % every == 0)
+			k[n++] = (ms_fixture_block_key){ .lo = b->e[i].lo,
+				                         .hi = b->e[i].hi,
+				                         .tag = (uint32_t)i };
+		if (r % every == 0 && (r >> 20) % 5 == 0) {
+			k[n] = k[n - 1];
+			n++;
+		}
+		if ((r >> 40) % (2 * every) == 1)
+			k[n++] = (ms_fixture_block_key){ .lo = b->e[i].lo + 1,
+				                         .hi = b->e[i].hi,
+				                         .tag = UINT32_MAX };
+	}
+	if (mix64(t) % 5 == 0)
+		k[n++] = (ms_fixture_block_key){ .lo = UINT64_MAX,
+			                         .hi = UINT64_MAX,
+			                         .tag = UINT32_MAX };
+	qsort(k, n, sizeof(*k), key_by_order);
+	return n;
+}
+
+/* Batches of every density, from nearly every entry to a few keys far
+ * apart (each search starts from the last key's group and stops at the
+ * run's end): every key answered as one lookup answers it, in order,
+ * and the reads the ones the run rules make (model_reads). */
+static void
+test_block_store_many_searches(void **state)
+{
+	enum { N = 4000 };
+	static fx_blocks b;
+	static ms_fixture_block_key k[4200];
+	static many_got got;
+	ms_errbuf eb = { { 0 } };
+	ms_fixture_blocks *s = NULL;
+	char dir[512], fact[64];
+	const uint64_t every[] = { 1, 2, 5, 16, 40, 48, 64, 300, 2000 };
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	for (uint64_t i = 0; i < N; i++) {
+		ms_ledger_set led;
+		ms_ledger_set_init(&led);
+		for (int j = 0; j < MS_KIND_COUNT; j++)
+			led.kind[j] = (ms_ledger){ .rows = i + 1,
+				                   .sum_lo = mix64(i * 3 + j) };
+		assert_int_equal(ms__fx_blocks_add(&b, mix64(i * 5) & ~1ull,
+		                                   mix64(i + 3 * N) >> 1, &led),
+		                 0);
+	}
+	assert_int_equal(ms__fx_blocks_seal(&b, &eb), 0);
+	snprintf(dir, sizeof(dir), "%s/many-searches", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(ms__fx_blocks_write(dir, &b, fact, &eb), 0);
+	assert_int_equal(ms__fx_blocks_open(&s, dir, fact, &eb), 0);
+	for (uint64_t t = 0; t < 180; t++) {
+		size_t n = many_batch(&b, t, every[t % 9], k);
+		uint64_t r0 = ms_fixture_blocks_reads(s);
+		got.n = 0;
+		assert_int_equal(
+		        ms_fixture_blocks_get_many(s, k, n, take_answer, &got), 0);
+		assert_int_equal(got.n, n);
+		assert_int_equal(ms_fixture_blocks_reads(s) - r0,
+		                 model_reads(&b, k, n));
+		for (size_t i = 0; i < n; i++) {
+			ms_ledger_set led;
+			assert_int_equal(got.tag[i], k[i].tag);
+			assert_int_equal(got.rc[i], ms_fixture_blocks_get(
+			                                    s, k[i].lo, k[i].hi, &led));
+			if (k[i].tag == UINT32_MAX) {
+				assert_int_equal(got.rc[i], MS_ERR_NOTFOUND);
+				continue;
+			}
+			assert_int_equal(got.rc[i], 0);
+			assert_true(ms_ledger_set_equal(&got.led[i],
+			                                &b.e[k[i].tag].led));
+		}
+	}
+	ms_fixture_blocks_close(s);
+	ms__fx_blocks_free(&b);
+	rm_rf(dir);
+}
+
 static void
 test_deterministic(void **state)
 {
@@ -3338,6 +3477,7 @@ main(void)
 		cmocka_unit_test(test_check_split_shared),
 		cmocka_unit_test(test_block_store),
 		cmocka_unit_test(test_block_store_many),
+		cmocka_unit_test(test_block_store_many_searches),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_each_gate_fails_when_broken),
 		cmocka_unit_test(test_bad_options),
