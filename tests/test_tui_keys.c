@@ -1554,17 +1554,111 @@ test_freeze_only_at_barrier(void **state)
 	               "--variant 'skywalking,detdrop:{\"percent\":35}'"));
 	/* Every freeze of the session is kept for the quit, in order, one
 	 * per line (only the last one was printed). */
-	assert_string_equal(f->s.view->ui.frozen_all,
+	assert_string_equal(f->s.frozen_all,
 	                    "mergescope merge-once --frozen /tmp/frozen-58 "
 	                    "--variant skywalking\n"
 	                    "mergescope merge-once --frozen /tmp/frozen-58 "
 	                    "--variant 'skywalking,detdrop:{\"percent\":35}'"
 	                    "\n");
+	/* All of them, however many (past 8 they were counted, not kept). */
 	for (int i = 0; i < 80; i++)
 		keys(f, "f");
-	assert_true(f->s.view->ui.frozen_lost > 0);
-	assert_true(strlen(f->s.view->ui.frozen_all) <
-	            sizeof(f->s.view->ui.frozen_all));
+	assert_int_equal(f->s.frozen_lost, 0);
+	size_t lines = 0;
+	for (const char *p = f->s.frozen_all; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, 82);
+}
+
+/* A path of n bytes: "/" and 63-byte names, the last with a blank. */
+static char *
+long_path(size_t n, char c)
+{
+	char *p = malloc(n + 1);
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = i % 64 == 0 ? '/' : c;
+	p[n - 3] = ' ';
+	p[n] = '\0';
+	return p;
+}
+
+/* A frozen merge's command, whatever its length: a long work dir (3000
+ * bytes) and program path (2000): past 4096 bytes in all. The path in
+ * the view was cut at 255 bytes, the command at 511, the quit's copy at
+ * 4095: a command that ran something else when pasted. Now each freeze's
+ * command is on the screen and handed to the quit whole. */
+static void
+test_freeze_long_command_whole(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	char *dir = long_path(3000, 'd'), *prog = long_path(2000, 'p');
+	fake.freeze_dir = dir;
+	char *want = malloc(6000);
+	assert_non_null(want);
+	snprintf(want, 6000,
+	         "'%s' merge-once --frozen '%s' --variant skywalking", prog,
+	         dir);
+	assert_true(strlen(want) > 5000);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "ffq", 3), 3);
+	FILE *in = fdopen(p[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	char *frozen = NULL;
+	ms_tui_opts o = { .in = in,
+		          .out = out,
+		          .term = "xterm-256color",
+		          .ascii = true,
+		          .program = prog,
+		          .frozen_cmds = &frozen };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, &o, &eb), 0);
+	assert_string_equal(fake.log, "freeze;freeze;");
+	assert_non_null(frozen);
+	assert_int_equal(strlen(frozen), 2 * (strlen(want) + 1));
+	assert_memory_equal(frozen, want, strlen(want));
+	assert_string_equal(frozen + strlen(want) + 1 + strlen(want), "\n");
+	fclose(in);
+	close(p[1]);
+	fclose(out);
+	free(frozen);
+	free(want);
+	free(dir);
+	free(prog);
+	ms_tui_view_free(model);
+}
+
+/* On the screen too: the view holds the whole command, and a freeze's
+ * directory as long as a path may be. */
+static void
+test_freeze_long_command_shown(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	char *dir = long_path(4000, 'd'), *prog = long_path(3000, 'p');
+	f->fake.freeze_dir = dir;
+	f->s.program = prog;
+	keys(f, "f");
+	assert_string_equal(f->s.view->ui.frozen_dir, dir);
+	const char *cmd = f->s.view->ui.frozen_cmd;
+	assert_int_equal(strncmp(cmd, "'", 1), 0);
+	assert_int_equal(strncmp(cmd + 1, prog, strlen(prog)), 0);
+	assert_non_null(strstr(cmd, dir));
+	assert_int_equal(strlen(f->s.frozen_all), strlen(cmd) + 1);
+	f->s.program = "mergescope";
+	f->fake.freeze_dir = NULL;
+	free(dir);
+	free(prog);
 }
 
 static void
@@ -3864,6 +3958,8 @@ main(void)
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
 		T(test_freeze_says_so_first),
+		T(test_freeze_long_command_shown),
+		cmocka_unit_test(test_freeze_long_command_whole),
 		T(test_offer_never_eats_a_key),
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),

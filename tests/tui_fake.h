@@ -36,6 +36,8 @@ typedef struct fake_ctl {
 	/* When set, run_to says the run is past its target (MS_TUI_PASSED)
 	 * and sets nothing. */
 	bool passed;
+	/* Where freeze says it froze to: NULL = "/tmp/frozen-58". */
+	const char *freeze_dir;
 } fake_ctl;
 
 MS_FAKE static void fake_log(fake_ctl *f, const char *fmt, ...)
@@ -151,7 +153,7 @@ fake_freeze(void *self, char *dir, size_t n, ms_errbuf *eb)
 	fake_ctl *f = self;
 	(void)eb;
 	fake_log(f, "freeze;");
-	snprintf(dir, n, "/tmp/frozen-58");
+	snprintf(dir, n, "%s", f->freeze_dir ? f->freeze_dir : "/tmp/frozen-58");
 	return 0;
 }
 

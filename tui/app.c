@@ -52,6 +52,8 @@ ms_session_release(ms_tui_session *s)
 		return;
 	ms_tui_view_free(s->view);
 	s->view = NULL;
+	free(s->frozen_all);
+	s->frozen_all = NULL;
 }
 
 static void
@@ -173,17 +175,26 @@ ops_complete(const ms_tui_ctl_ops *o)
 	       o->freeze && o->export_events && o->snapshot;
 }
 
-/* The session's merge-once commands, for the quit to print. */
+/* The session's merge-once commands, for the quit to print: handed
+ * over, whole. */
 static void
-give_frozen(const ms_tui_opts *opts, const ms_tui_ui *ui)
+give_frozen(const ms_tui_opts *opts, ms_tui_session *s)
 {
-	if (!opts->frozen_cmd || !opts->frozen_cmd_n)
+	if (!opts->frozen_cmds)
 		return;
-	int w = snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
-	                 ui->frozen_all);
-	if (ui->frozen_lost && w >= 0 && (size_t)w < opts->frozen_cmd_n)
-		snprintf(opts->frozen_cmd + w, opts->frozen_cmd_n - (size_t)w,
-		         "(and %u more)\n", ui->frozen_lost);
+	*opts->frozen_cmds = NULL;
+	if (s->frozen_lost) {
+		char more[64];
+		int n = snprintf(more, sizeof(more), "(and %u more)\n",
+		                 s->frozen_lost);
+		char *all = realloc(s->frozen_all, s->frozen_all_len + n + 1);
+		if (all) {
+			memcpy(all + s->frozen_all_len, more, (size_t)n + 1);
+			s->frozen_all = all;
+		}
+	}
+	*opts->frozen_cmds = s->frozen_all;
+	s->frozen_all = NULL;
 }
 
 int
@@ -301,7 +312,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 	if (opts->filter_out && opts->filter_out_n)
 		snprintf(opts->filter_out, opts->filter_out_n, "%s",
 		         s.view->ui.filter);
-	give_frozen(opts, &s.view->ui);
+	give_frozen(opts, &s);
 	ms_session_release(&s);
 	return 0;
 }

@@ -413,6 +413,12 @@ typedef struct ms_tui_session {
 	 * its first breakpoint within a second and took it away). */
 	bool msg_keep;
 	const char *program;          /* ms_tui_opts.program, or "mergescope" */
+	/* Every freeze's merge-once command of the session, one per line,
+	 * printed on quit (owned, NULL before the first); those that found
+	 * no memory are counted in frozen_lost. */
+	char *frozen_all;
+	size_t frozen_all_len;
+	unsigned frozen_lost;
 	enum ms_tui_state last_state; /* at the previous snapshot */
 	char last_ck_note[MS_VIEW_TEXT]; /* checkpoint note last said */
 	/* The last session's breakpoints and filter on offer (borrowed

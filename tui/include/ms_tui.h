@@ -121,12 +121,12 @@ typedef struct ms_tui_opts {
 	/* How to run this program again from a shell, for the merge-once
 	 * command shown after a freeze; NULL = "mergescope". */
 	const char *program;
-	/* Optional: receives the merge-once command of every freeze of the
-	 * session, one per line, in order ("" if none), when the session
-	 * ends, to print after the terminal is back; then, if some did not
-	 * fit, a line "(and N more)". */
-	char *frozen_cmd;
-	size_t frozen_cmd_n;
+	/* Optional: receives, when the session ends, the merge-once
+	 * command of every freeze of the session, one per line, in order,
+	 * each whole, to print after the terminal is back: a string the
+	 * caller frees, or NULL if there was none. A last line "(and N
+	 * more)" counts commands that found no memory. */
+	char **frozen_cmds;
 	/* Optional: breakpoints and a filter from the last session on this
 	 * fixture, offered (y/N) when the session starts. */
 	size_t offer_nbreaks;
