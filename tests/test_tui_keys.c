@@ -633,6 +633,41 @@ test_axis_label_beside_frontier(void **state)
 	assert_true(screen_has_at(f, 132, 44, "||00--01----02"));
 }
 
+/* Zoomed, a tick label the frontier line crosses moves beside it, as
+ * the day's hour labels do: at 6 h (t 12:00, 132 columns) the line at
+ * 10:00 stands just right of "10:00", and one a column further in
+ * (10:01) just left of "10:00" ... and at the axis's first column
+ * (frontier 07:30, the window's start) just right of "07:30", there
+ * being no room on its left. Each was left out. */
+static void
+test_axis_zoomed_label_beside_frontier(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_start + 12 * FAKE_H;
+	f->model->frontier = f->model->day_start + 10 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.ascii = true;
+	f->s.view->ui.zoom = 1;
+	if (!screen_has_at(f, 132, 44, "-10:00|-")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"10:00\" beside the frontier at 6 h");
+	}
+	f->model->frontier = f->model->day_start + 7 * FAKE_H + 30 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	if (!screen_has_at(f, 132, 44, "||07:30-")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"07:30\" beside the frontier at 6 h");
+	}
+	/* At 1 h (t 12:00, frontier 11:45): "11:45" beside it. */
+	f->model->frontier = f->model->day_start + 11 * FAKE_H + 45 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.zoom = 2;
+	if (!screen_has_at(f, 132, 44, "-11:45|-")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"11:45\" beside the frontier at 1 h");
+	}
+}
+
 /* At 80 columns, while every merge so far bypassed sampling, the count
  * still shows in its short form; with both kinds it gives way. */
 static void
@@ -3948,6 +3983,7 @@ main(void)
 		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
 		T(test_axis_label_beside_frontier),
+		T(test_axis_zoomed_label_beside_frontier),
 		T(test_counts_short_form),
 		T(test_status_80_keeps_variant),
 		T(test_status_80_long_variant_keeps_merges),

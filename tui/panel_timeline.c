@@ -183,17 +183,18 @@ next_label(ms_rect in, int64_t t0, int64_t t1, int hr, int hours)
 	return hr == hours ? x - 2 : x;
 }
 
-/* Where a two-column label that the frontier line at column fx would
- * cross goes: just left of the line when that leaves a gap after the
- * label before (at prev), else just right of it when that leaves a gap
- * before the next (from next): in the axis's second column the line left
- * no room on its left, and the day's first label ("00") was left out. */
+/* Where a label w columns wide that the frontier line at column fx
+ * would cross goes: just left of the line when that leaves a gap after
+ * the label before (ending at prev_end), else just right of it when that
+ * leaves a gap before the next (from next): in the axis's second column
+ * the line left no room on its left, and the day's first label ("00")
+ * was left out. */
 static int
-dodge_front(int fx, int prev, int next)
+dodge_front(int fx, int w, int prev_end, int next)
 {
-	if (fx - 2 >= prev + 3)
-		return fx - 2;
-	if (fx + 4 <= next)
+	if (fx - w >= prev_end + 2)
+		return fx - w;
+	if (fx + w + 2 <= next)
 		return fx + 1;
 	return -1;
 }
@@ -226,8 +227,9 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 		if (hr == hours)
 			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
 		if (fx == lx || fx == lx + 1) {
-			lx = dodge_front(fx, prev, next_label(in, t0, t1, hr +
-			                                      step, hours));
+			lx = dodge_front(fx, 2, prev + 1,
+			                 next_label(in, t0, t1, hr + step,
+			                            hours));
 			if (lx < in.x || lx + 2 > in.x + in.w)
 				continue;
 		}
@@ -248,14 +250,29 @@ tick_label(char *lab, size_t n, int64_t t, int64_t day_start)
 	return (int)strlen(lab);
 }
 
-/* A zoomed window: labels on round steps from 5 minutes to 3 hours, the
- * finest that leaves room between them (a "+1d HH:MM" is wider than an
- * "HH:MM": in the cooldown they ran into each other); a label that would
- * still touch the one before it, or that the frontier line at column fx
- * would cross ("+1d |0:00"), is left out. */
-static void
-axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
-            int64_t day_start, int fx)
+/* Where the label of tick t starts (lab receives it, *w its width):
+ * centred on its column, within the axis; past the axis when t is
+ * after t1. */
+static int
+tick_x(ms_rect in, int64_t t, int64_t t0, int64_t t1, int64_t day_start,
+       char *lab, size_t n, int *w)
+{
+	*w = tick_label(lab, n, t, day_start);
+	if (t > t1)
+		return in.x + in.w + 1;
+	int lx = col_of(t, t0, t1, in) - *w / 2;
+	if (lx < in.x)
+		lx = in.x;
+	if (lx + *w > in.x + in.w)
+		lx = in.x + in.w - *w;
+	return lx;
+}
+
+/* The finest round step, from 5 minutes to 3 hours, that leaves room
+ * between labels (a "+1d HH:MM" is wider than an "HH:MM": in the
+ * cooldown they ran into each other). */
+static int64_t
+zoomed_step(ms_rect in, int64_t t0, int64_t t1, int64_t day_start)
 {
 	static const int64_t mins[] = { 5, 10, 15, 30, 60, 120, 180 };
 	const int64_t min_ns = 60000000000LL;
@@ -263,30 +280,43 @@ axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
 	int w0 = tick_label(lab, sizeof(lab), t0, day_start);
 	int w1 = tick_label(lab, sizeof(lab), t1, day_start);
 	int room = (w0 > w1 ? w0 : w1) + 3;
-	int64_t step = mins[6] * min_ns;
 	for (size_t i = 0; i < sizeof(mins) / sizeof(mins[0]); i++) {
 		int64_t st = mins[i] * min_ns;
 		if ((double)(in.w - 1) * (double)st / (double)(t1 - t0) >=
-		    room) {
-			step = st;
-			break;
-		}
+		    room)
+			return st;
 	}
+	return mins[6] * min_ns;
+}
+
+/* A zoomed window: labels on round steps (zoomed_step); a label that
+ * would still touch the one before it is left out, and one the frontier
+ * line at column fx would cross ("+1d |0:00") moves beside it, as the
+ * day's do (dodge_front): it was left out, and at 6 h the line crossed
+ * one label in three. */
+static void
+axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
+            int64_t day_start, int fx)
+{
+	int64_t step = zoomed_step(in, t0, t1, day_start);
 	/* The first tick at or after t0, on the day's clock. */
 	int64_t k = (t0 - day_start) / step;
 	int64_t t = day_start + k * step;
 	while (t < t0)
 		t += step;
 	int prev_end = in.x - 2; /* one column after the last label */
+	char lab[32], next[32];
 	for (; t <= t1; t += step) {
-		int x = col_of(t, t0, t1, in);
-		int w = tick_label(lab, sizeof(lab), t, day_start);
-		int lx = x - w / 2;
-		if (lx < in.x)
-			lx = in.x;
-		if (lx + w > in.x + in.w)
-			lx = in.x + in.w - w;
-		if (lx <= prev_end + 1 || (fx >= lx && fx < lx + w))
+		int w, nw;
+		int lx = tick_x(in, t, t0, t1, day_start, lab, sizeof(lab), &w);
+		if (fx >= lx && fx < lx + w) {
+			int nx = tick_x(in, t + step, t0, t1, day_start, next,
+			                sizeof(next), &nw);
+			lx = dodge_front(fx, w, prev_end, nx);
+			if (lx < in.x || lx + w > in.x + in.w)
+				continue;
+		}
+		if (lx <= prev_end + 1)
 			continue;
 		ms_canvas_text(c, lx, ay, w, lab, MS_C_MUTED);
 		prev_end = lx + w - 1;
