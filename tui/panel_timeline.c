@@ -56,10 +56,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	int64_t t1 = v->day_end > t0 ? v->day_end : t0 + 86400000000000LL;
 	int64_t span = ms__timeline_span(v->ui.zoom);
 	bool zoomed = v->ui.zoom > 0;
+	/* The time shown: between publications, as far as the run's wait
+	 * for the next has got (as the status line's). */
+	int64_t now_t = v->now + v->now_ahead;
+	int64_t front = v->frontier + v->now_ahead;
 	if (zoomed) {
 		/* A window around now that moves with it: now three quarters
 		 * across, the frontier (2 h back) in view at 6 h. */
-		t0 = v->now - span * 3 / 4;
+		t0 = now_t - span * 3 / 4;
 		t1 = t0 + span;
 	}
 	ms_rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
@@ -116,8 +120,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	for (int x = in.x; x < in.x + in.w; x++)
 		ms_canvas_put(c, x, ay, ms_glyph(c, MS_G_HLINE), MS_C_MUTED);
 	/* The frontier line, over everything (when it is in the window). */
-	bool frontier_shown = v->frontier >= t0 && v->frontier <= t1;
-	int fx = frontier_shown ? col_of(v->frontier, t0, t1, in) : -1;
+	bool frontier_shown = front >= t0 && front <= t1;
+	int fx = frontier_shown ? col_of(front, t0, t1, in) : -1;
 	if (zoomed)
 		axis_zoomed(c, in, ay, t0, t1, v->day_start, fx);
 	else
@@ -127,14 +131,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
 			              MS_C_ALERT | MS_A_BOLD);
 	}
-	bool now_on_axis = v->now >= t0 && v->now <= t1;
+	bool now_on_axis = now_t >= t0 && now_t <= t1;
 
 	char whole[16];
 	snprintf(whole, sizeof(whole), "%dh", day_hours(t0, t1));
 	snprintf(title, sizeof(title), "Timeline %s frontier %s  now %s",
 	         zoomed ? (v->ui.zoom == 1 ? "6h" : "1h") : whole,
-	         ms_fmt_clock(fr, sizeof(fr), v->frontier, v->day_start),
-	         ms_fmt_clock(now, sizeof(now), v->now, v->day_start));
+	         ms_fmt_clock(fr, sizeof(fr), front, v->day_start),
+	         ms_fmt_clock(now, sizeof(now), now_t, v->day_start));
 	if (hidden) {
 		size_t l = strlen(title);
 		snprintf(title + l, sizeof(title) - l, "  +%zu not shown",
@@ -150,7 +154,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_canvas_box(c, r, title, false);
 	/* "now" points up at the axis from the bottom border. */
 	if (now_on_axis)
-		ms_canvas_put(c, col_of(v->now, t0, t1, in), r.y + r.h - 1, '^',
+		ms_canvas_put(c, col_of(now_t, t0, t1, in), r.y + r.h - 1, '^',
 		              MS_A_BOLD);
 }
 

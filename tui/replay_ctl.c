@@ -577,6 +577,7 @@ snap_status(ms_tui_view *v, const ms_replay_status *st)
 	v->day_end = st->day_end;
 	v->now = st->now;
 	v->frontier = st->frontier;
+	v->now_ahead = st->now_shown > st->now ? st->now_shown - st->now : 0;
 	v->pub_done = st->pub_done;
 	v->pub_total = st->pub_total;
 	v->preparing = st->preparing;

@@ -347,6 +347,11 @@ typedef struct ms_tui_view {
 	int64_t day_end;   /* day_start + 24 h */
 	int64_t now;
 	int64_t frontier;  /* now - grace */
+	/* How far the time on screen (the status line's t and frontier,
+	 * the timeline) is past now: while the run waits at its speed for
+	 * the next publication, as far as that wait has got; 0 else. Only
+	 * to show (the run is at now). */
+	int64_t now_ahead;
 	uint64_t pub_done; /* publications done (k of N) */
 	uint64_t pub_total;
 	uint64_t merges_done;
