@@ -1362,6 +1362,59 @@ test_time_goes_on_between_publications(void **state)
 	free(st);
 }
 
+/* The controller's freeze runs on a thread of its own: freeze returns
+ * at once, and until freeze_done has given the result, what would move
+ * the run (run, step, a go, a restart, which would reopen the shard
+ * under the copy) is refused, saying why; a second freeze too. The
+ * result is given once: the frozen directory, whole (frozen.txt in it)
+ * with nothing half-built beside it; then the run goes on. */
+static void
+test_freeze_off_the_screen_thread(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "fzthread", "skywalking");
+	live l;
+	live_open_at(&l, &run, "sampling", false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	const ms_tui_ctl_ops *ops = l.ctl.ops;
+	ms_errbuf eb = { "" };
+	char dir[PATH_MAX] = "";
+	assert_int_equal(ops->freeze_done(l.ctl.self, false, dir, sizeof(dir),
+	                                  &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ops->freeze(l.ctl.self, &eb), 0);
+	eb.msg[0] = '\0';
+	assert_int_equal(ops->run(l.ctl.self, &eb), MS_ERR_STATE);
+	assert_non_null(strstr(eb.msg, "freezing merge #"));
+	assert_int_equal(ops->step(l.ctl.self, &eb), MS_ERR_STATE);
+	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = 1 };
+	assert_int_equal(ops->run_to(l.ctl.self, &t, &eb), MS_ERR_STATE);
+	assert_int_equal(ops->restart(l.ctl.self, &t, NULL, 0, &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ops->freeze(l.ctl.self, &eb), MS_ERR_STATE);
+	live_snapshot(&l); /* the screen reads the run meanwhile */
+	assert_int_equal(l.v->state, MS_VIEW_BREAK);
+	int rc = ops->freeze_done(l.ctl.self, true, dir, sizeof(dir), &eb);
+	if (rc)
+		fail_msg("freeze: %d (%s)", rc, eb.msg);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/frozen.txt", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s.tmp-%ld", dir, (long)getpid());
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(ops->freeze_done(l.ctl.self, false, dir, sizeof(dir),
+	                                  &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ops->run(l.ctl.self, &eb), 0);
+	assert_int_equal(ms_replay_wait(l.r, -1), 0);
+	live_close(&l);
+	assert_int_equal(ms_fs_rm_tree(dir, NULL), 0);
+	free(st);
+}
+
 /* What a link's plugin logged, in the link's details (Enter in the
  * plugins panel): its lines kept and suppressed and its last lines, at
  * 132x44 and 80x24. A chain of a plugin that logs 300 lines in each
@@ -1695,6 +1748,7 @@ main(void)
 		cmocka_unit_test(test_pause_keeps_the_wait),
 		cmocka_unit_test(test_go_while_wait_goes_on),
 		cmocka_unit_test(test_time_goes_on_between_publications),
+		cmocka_unit_test(test_freeze_off_the_screen_thread),
 		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),

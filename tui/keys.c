@@ -792,9 +792,51 @@ show_frozen(ms_tui_session *s, const char *dir, const char *cmd)
 		         dir, cmd ? "too long to show here" : "out of memory");
 }
 
+/* The freeze's result: its command on screen and kept for the quit. */
+static void
+freeze_finish(ms_tui_session *s, const char *dir)
+{
+	char *cmd = merge_once_cmd(s->program, dir, s->view->variant);
+	show_frozen(s, dir, cmd);
+	keep_frozen(s, cmd);
+	free(cmd);
+	ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
+	               s->freeze_seq, dir);
+}
+
+void
+ms__session_freeze_poll(ms_tui_session *s, bool wait)
+{
+	if (!s->freezing)
+		return;
+	ms_errbuf eb = { "" };
+	char dir[MS_VIEW_PATH] = "";
+	int rc = s->ctl->ops->freeze_done(s->ctl->self, wait, dir, sizeof(dir),
+	                                  &eb);
+	if (rc == MS_TUI_PENDING)
+		return;
+	s->freezing = false;
+	s->dirty = true;
+	if (rc < 0)
+		report(s, rc, &eb, NULL);
+	else
+		freeze_finish(s, dir);
+}
+
+/* `f`: the copy goes on off the screen's thread (0.3 s for day-2x's
+ * finalize on tmpfs, 1.2 s for day-4x's on a disk: the screen stood
+ * still for it); the footer says so until it is done, and keys go on
+ * working (the controller keeps the run at the barrier meanwhile). */
 static void
 act_freeze(ms_tui_session *s)
 {
+	if (s->freezing) {
+		ms_session_say(s, true,
+		               "still freezing merge #%" PRIu64
+		               " (one freeze at a time)",
+		               s->freeze_seq);
+		return;
+	}
 	if (s->view->state != MS_VIEW_BREAK) {
 		ms_session_say(s, true,
 		               "freeze needs a dispatch barrier: press n to "
@@ -802,26 +844,19 @@ act_freeze(ms_tui_session *s)
 		               "first");
 		return;
 	}
-	/* The copy takes a moment (0.1 s on tmpfs, up to half a second on
-	 * a disk, day-2x): the footer says so first, in place of the
-	 * message before. */
-	ms_session_say(s, false, "freezing merge #%" PRIu64 " ...",
-	               s->view->sel.seq);
-	if (s->draw_now)
-		s->draw_now(s->draw_arg);
 	ms_errbuf eb = { "" };
-	char dir[MS_VIEW_PATH] = "";
-	int rc = s->ctl->ops->freeze(s->ctl->self, dir, sizeof(dir), &eb);
+	int rc = s->ctl->ops->freeze(s->ctl->self, &eb);
 	if (rc < 0) {
 		report(s, rc, &eb, NULL);
 		return;
 	}
-	char *cmd = merge_once_cmd(s->program, dir, s->view->variant);
-	show_frozen(s, dir, cmd);
-	keep_frozen(s, cmd);
-	free(cmd);
-	ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
-	               s->view->sel.seq, dir);
+	s->freezing = true;
+	s->freeze_seq = s->view->sel.seq;
+	ms_session_say(s, false,
+	               "freezing merge #%" PRIu64 " ... (the run stays at "
+	               "this barrier until the copy is done)",
+	               s->freeze_seq);
+	ms__session_freeze_poll(s, false);
 }
 
 /* Whether focus f has a panel on the screen: the plugins fold away on
