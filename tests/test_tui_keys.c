@@ -1516,8 +1516,12 @@ test_freeze_keys_go_on(void **state)
 	assert_string_equal(f->s.view->ui.frozen_cmd, "");
 	/* Keys answer meanwhile. */
 	enum ms_tui_focus focus = f->s.view->ui.focus;
+	keys(f, "j");
 	ms_session_key(&f->s, MS_KEY_TAB);
+	ms_session_snapshot(&f->s);
 	assert_int_not_equal(f->s.view->ui.focus, focus);
+	/* The footer still says it (each key cleared it). */
+	assert_non_null(strstr(f->s.view->ui.message, "freezing merge #58 ..."));
 	keys(f, "?");
 	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_HELP);
 	ms_session_key(&f->s, MS_KEY_ESC);

@@ -804,6 +804,15 @@ freeze_finish(ms_tui_session *s, const char *dir)
 	               s->freeze_seq, dir);
 }
 
+static void
+say_freezing(ms_tui_session *s)
+{
+	ms_session_say(s, false,
+	               "freezing merge #%" PRIu64 " ... (the run stays at "
+	               "this barrier until the copy is done)",
+	               s->freeze_seq);
+}
+
 void
 ms__session_freeze_poll(ms_tui_session *s, bool wait)
 {
@@ -813,8 +822,12 @@ ms__session_freeze_poll(ms_tui_session *s, bool wait)
 	char dir[MS_VIEW_PATH] = "";
 	int rc = s->ctl->ops->freeze_done(s->ctl->self, wait, dir, sizeof(dir),
 	                                  &eb);
-	if (rc == MS_TUI_PENDING)
+	if (rc == MS_TUI_PENDING) {
+		/* A key cleared the footer: it says so again. */
+		if (!s->view->ui.message[0])
+			say_freezing(s);
 		return;
+	}
 	s->freezing = false;
 	s->dirty = true;
 	if (rc < 0)
@@ -852,10 +865,7 @@ act_freeze(ms_tui_session *s)
 	}
 	s->freezing = true;
 	s->freeze_seq = s->view->sel.seq;
-	ms_session_say(s, false,
-	               "freezing merge #%" PRIu64 " ... (the run stays at "
-	               "this barrier until the copy is done)",
-	               s->freeze_seq);
+	say_freezing(s);
 	ms__session_freeze_poll(s, false);
 }
 
