@@ -8,7 +8,9 @@
  * controller owns the engine threads); tests provide a fake one
  * (tests/tui_fake.h). Every operation is called from the TUI's thread only, must
  * return quickly (it asks the engine thread to act; it never waits for a
- * merge), and returns 0 or a negative enum ms_err with a message in `eb`.
+ * merge; a freeze's copy goes on on a thread of its own, and only
+ * freeze_done asked to wait waits for it, when the session ends), and
+ * returns 0 or a negative enum ms_err with a message in `eb`.
  *
  * Threads: the engine runs on its own thread(s). `snapshot` copies state
  * under the controller's lock; the TUI calls it at most ~30 times a second
