@@ -1545,13 +1545,14 @@ publication_point(ms_replay *r, int64_t t, bool *cut)
 /* The longest a publication waits for its turn, in ns. */
 #define PACE_MAX_NS 1e15
 
-/* Wait until *left (logical ns of the gap to the next publication) has
- * passed at the run's speed, counting down *left as it goes; a change of
+/* Wait until *left (logical ns of the gap to the next publication, at
+ * t) has passed at the run's speed, counting down *left as it goes (and
+ * saying how far it is in r->pacing and the pace_ fields); a change of
  * speed goes on at the new speed. Returns true when a pause cut the wait
  * short: the rest is still in *left, for after the pause (a pause freezes
  * the replay's time). mu held. */
 static bool
-pace_wait(ms_replay *r, int64_t *left)
+pace_wait(ms_replay *r, int64_t t, int64_t *left)
 {
 	while (*left > 0 && pace_applies(r) && !r->pause_req) {
 		/* At a very slow speed the wait is long, not negative: the
@@ -1565,30 +1566,38 @@ pace_wait(ms_replay *r, int64_t *left)
 		enum run_mode mode = r->mode;
 		int e = 0;
 		r->paces++;
+		r->pacing = true;
+		r->pace_mono0 = t0;
+		r->pace_from = t - *left;
+		r->pace_to = t;
+		r->pace_speed = speed;
 		while (e != ETIMEDOUT && pace_applies(r) && !r->pause_req &&
 		       r->mode == mode && r->speed == speed)
 			e = pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		r->pacing = false;
 		double done = (double)(ms_mono_ns() - t0) * speed;
 		*left = e == ETIMEDOUT || done >= (double)*left
 		                ? 0
 		                : *left - (int64_t)done;
+		r->pace_from = t - *left;
+		r->pace_held = *left > 0;
 	}
 	return *left > 0 && r->pause_req && pace_applies(r);
 }
 
 /* Pace publications at `speed` logical seconds per wall second: wait
- * out *left logical ns less what wall_since (ns since the last
+ * out *left logical ns before t less what wall_since (ns since the last
  * publication) covered. Returns true when a pause cut it short, the
  * rest being in *left. */
 static bool
-pace(ms_replay *r, int64_t *left, int64_t wall_since)
+pace(ms_replay *r, int64_t t, int64_t *left, int64_t wall_since)
 {
 	pthread_mutex_lock(&r->mu);
 	if (pace_applies(r) && *left > 0) {
 		double done = (double)wall_since * r->speed;
 		*left = done >= (double)*left ? 0 : *left - (int64_t)done;
 	}
-	bool cut = pace_wait(r, left);
+	bool cut = pace_wait(r, t, left);
 	pthread_mutex_unlock(&r->mu);
 	return cut;
 }
@@ -1611,16 +1620,27 @@ static int
 pace_to(ms_replay *r, int64_t t, int64_t gap, int64_t wall_since)
 {
 	int64_t left = gap;
-	bool cut = pace(r, &left, wall_since);
+	bool cut = pace(r, t, &left, wall_since);
+	int rc;
 	for (;;) {
-		if (!publication_point(r, t, &cut))
-			return MS_ERR_CANCELED;
-		if (ms__rck_seek_pending(r))
-			return 1;
-		if (!cut)
-			return 0;
-		cut = pace(r, &left, 0);
+		if (!publication_point(r, t, &cut)) {
+			rc = MS_ERR_CANCELED;
+			break;
+		}
+		if (ms__rck_seek_pending(r)) {
+			rc = 1;
+			break;
+		}
+		if (!cut) {
+			rc = 0;
+			break;
+		}
+		cut = pace(r, t, &left, 0);
 	}
+	pthread_mutex_lock(&r->mu);
+	r->pace_held = false; /* the publication's out, or there is none */
+	pthread_mutex_unlock(&r->mu);
+	return rc;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -4018,6 +4038,19 @@ status_staging(ms_replay *r, ms_replay_status *st)
 		st->staged_preferred = now.preferred;
 }
 
+/* How far the wait under way before a publication has got in the
+ * replay's time (at most that publication's), or where a pause cut it
+ * short, or INT64_MIN when there is none. mu held. */
+static int64_t
+paced_now(const ms_replay *r)
+{
+	if (!r->pacing)
+		return r->pace_held ? r->pace_from : INT64_MIN;
+	double at = (double)r->pace_from +
+	            (double)(ms_mono_ns() - r->pace_mono0) * r->pace_speed;
+	return at >= (double)r->pace_to ? r->pace_to : (int64_t)at;
+}
+
 void
 ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 {
@@ -4068,9 +4101,11 @@ ms_replay_get_status(ms_replay *r, ms_replay_status *st)
 	/* Under mu: a seek back reopens the shard (checkpoint.c). */
 	st->epoch = r->shard ? ms_shard_epoch(r->shard) : 0;
 	status_staging(r, st);
+	int64_t paced = paced_now(r);
 	pthread_mutex_unlock(&r->mu);
 	st->now = ms_clock_now(&r->clock);
 	st->frontier = ms_frontier(st->now);
+	st->now_shown = paced > st->now ? paced : st->now;
 }
 
 size_t

@@ -864,6 +864,14 @@ struct ms_replay {
 	uint64_t live_reads; /* the live reader's readings (a test's) */
 	uint64_t idle_slices; /* merge-idle's wait slices (a test's) */
 	uint64_t paces; /* waits begun before a publication (a test's) */
+	/* The wait under way before a publication at pace_to (pacing;
+	 * mu): begun at monotonic pace_mono0 with the replay's time at
+	 * pace_from, at pace_speed. The status's now_shown goes on from
+	 * there. Cut short by a pause (pace_held): the replay's time stands
+	 * at pace_from until the wait goes on or the publication is out. */
+	bool pacing, pace_held;
+	int64_t pace_mono0, pace_from, pace_to;
+	double pace_speed;
 	pthread_t live_thread;
 	/* The lifecycle table (controller.c): entries packed in the order
 	 * their IDs were first seen, track[0, track_n) of track_cap

@@ -1351,6 +1351,53 @@ test_say_command_continues_lines(void **state)
 	free(buf);
 }
 
+/* The frozen merges' commands said on quitting, each whole however long:
+ * each went through a 4096-byte buffer, and a longer one (a long work
+ * dir and program path) was printed cut, a command that pasted as
+ * something else. Joined back, each line is its command. */
+static void
+test_say_commands_whole(void **state)
+{
+	(void)state;
+	size_t n = 6000;
+	char *cmds = malloc(2 * n + 64);
+	assert_non_null(cmds);
+	int o = sprintf(cmds, "/bin/mergescope merge-once --frozen /");
+	for (size_t i = 0; i < n; i++)
+		cmds[o++] = i % 50 == 49 ? '/' : 'a' + (char)(i % 26);
+	o += sprintf(cmds + o, " --variant skywalking\nmergescope x\n");
+	const int widths[] = { 80, 0 };
+	for (size_t w = 0; w < 2; w++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		ms__say_commands(f, cmds, widths[w]);
+		fclose(f);
+		/* Undo the wrapping: "  " in front, " \\" continues. */
+		char *joined = malloc(len + 1), *j = joined;
+		assert_non_null(joined);
+		for (const char *p = buf; *p;) {
+			const char *nl = strchr(p, '\n');
+			assert_non_null(nl);
+			assert_true(strncmp(p, "  ", 2) == 0);
+			p += 2;
+			bool more = nl - p >= 2 && strncmp(nl - 2, " \\", 2) == 0;
+			size_t k = (size_t)(nl - p) - (more ? 2 : 0);
+			memcpy(j, p, k);
+			j += k;
+			*j++ = more ? ' ' : '\n';
+			p = nl + 1;
+		}
+		*j = '\0';
+		assert_int_equal(strlen(joined), strlen(cmds));
+		assert_string_equal(joined, cmds);
+		free(joined);
+		free(buf);
+	}
+	free(cmds);
+}
+
 /* A line said around the screen, wrapped to the terminal: a path longer
  * than the line went out cut, "...-28702.sq", newline, "  lite", and
  * pasted as two pieces. It goes whole on a line of its own; the words
@@ -1535,6 +1582,7 @@ main(void)
 		cmocka_unit_test(test_variants_hint_skips_dangling_link),
 		cmocka_unit_test(test_say_wrapped_keeps_paths_whole),
 		cmocka_unit_test(test_say_command_continues_lines),
+		cmocka_unit_test(test_say_commands_whole),
 		cmocka_unit_test(test_run_failed_text),
 		cmocka_unit_test(test_bare_without_terminal),
 		cmocka_unit_test(test_stopper_sleeps_until_a_signal),

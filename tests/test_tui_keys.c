@@ -633,6 +633,41 @@ test_axis_label_beside_frontier(void **state)
 	assert_true(screen_has_at(f, 132, 44, "||00--01----02"));
 }
 
+/* Zoomed, a tick label the frontier line crosses moves beside it, as
+ * the day's hour labels do: at 6 h (t 12:00, 132 columns) the line at
+ * 10:00 stands just right of "10:00", and one a column further in
+ * (10:01) just left of "10:00" ... and at the axis's first column
+ * (frontier 07:30, the window's start) just right of "07:30", there
+ * being no room on its left. Each was left out. */
+static void
+test_axis_zoomed_label_beside_frontier(void **state)
+{
+	fx *f = *state;
+	f->model->now = f->model->day_start + 12 * FAKE_H;
+	f->model->frontier = f->model->day_start + 10 * FAKE_H;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.ascii = true;
+	f->s.view->ui.zoom = 1;
+	if (!screen_has_at(f, 132, 44, "-10:00|-")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"10:00\" beside the frontier at 6 h");
+	}
+	f->model->frontier = f->model->day_start + 7 * FAKE_H + 30 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	if (!screen_has_at(f, 132, 44, "||07:30-")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"07:30\" beside the frontier at 6 h");
+	}
+	/* At 1 h (t 12:00, frontier 11:45): "11:45" beside it. */
+	f->model->frontier = f->model->day_start + 11 * FAKE_H + 45 * FAKE_MIN;
+	ms_session_snapshot(&f->s);
+	f->s.view->ui.zoom = 2;
+	if (!screen_has_at(f, 132, 44, "-11:45|-")) {
+		screen_dump(f, 132, 44);
+		fail_msg("no \"11:45\" beside the frontier at 1 h");
+	}
+}
+
 /* At 80 columns, while every merge so far bypassed sampling, the count
  * still shows in its short form; with both kinds it gives way. */
 static void
@@ -1459,53 +1494,99 @@ test_offer_never_eats_a_key(void **state)
 	assert_string_equal(f->s.view->ui.cmdline, "lane");
 }
 
-/* What the screen showed when a key drew it in the middle (draw_now). */
-typedef struct mid_draw {
-	fx *f;
-	int draws;
-	bool saying, old_msg;
-	char log[64]; /* the controller's calls by then */
-} mid_draw;
-
+/* `f` begins the copy and returns: the footer says "freezing merge #58
+ * ..." for as long as it goes on, and the keys go on working (the copy
+ * ran inside the key, and the screen stood still for it: 0.3 s for
+ * day-2x's finalize on tmpfs, 1.2 s for day-4x's on a disk). A second f
+ * meanwhile is refused; the result shows at the first snapshot after the
+ * copy is done. */
 static void
-record_mid_draw(void *arg)
-{
-	mid_draw *m = arg;
-	m->draws++;
-	snprintf(m->log, sizeof(m->log), "%s", m->f->fake.log);
-	ms_canvas cv;
-	ms_canvas_init(&cv);
-	assert_int_equal(ms_render_frame(&cv, m->f->s.view, 132, 44), 0);
-	for (int y = 0; y < 44; y++) {
-		char row[1024];
-		ms_canvas_row(&cv, y, row, sizeof(row));
-		m->saying |= strstr(row, "freezing merge #58 ...") != NULL;
-		m->old_msg |= strstr(row, "earlier news") != NULL;
-	}
-	ms_canvas_release(&cv);
-}
-
-/* `f` draws "freezing merge #58 ..." in the footer before the copy (a
- * second or more) starts; the screen stood still with the message before
- * it until the copy was done. Then the result replaces it. */
-static void
-test_freeze_says_so_first(void **state)
+test_freeze_keys_go_on(void **state)
 {
 	fx *f = *state;
 	fake_scene_break(f->model);
 	ms_session_snapshot(&f->s);
-	ms_session_say(&f->s, false, "earlier news");
-	mid_draw m = { .f = f };
-	f->s.draw_now = record_mid_draw;
-	f->s.draw_arg = &m;
+	f->fake.freeze_hold = true;
 	keys(f, "f");
-	f->s.draw_now = NULL;
-	assert_int_equal(m.draws, 1);
-	assert_true(m.saying);
-	assert_false(m.old_msg);
-	assert_string_equal(m.log, "");
 	assert_string_equal(f->fake.log, "freeze;");
-	assert_non_null(strstr(f->s.view->ui.message, "frozen merge #58"));
+	assert_true(f->s.freezing);
+	assert_false(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message, "freezing merge #58 ..."));
+	assert_true(screen_has(f, "freezing merge #58 ..."));
+	assert_string_equal(f->s.view->ui.frozen_cmd, "");
+	/* Keys answer meanwhile. */
+	enum ms_tui_focus focus = f->s.view->ui.focus;
+	keys(f, "j");
+	ms_session_key(&f->s, MS_KEY_TAB);
+	ms_session_snapshot(&f->s);
+	assert_int_not_equal(f->s.view->ui.focus, focus);
+	/* The footer still says it (each key cleared it). */
+	assert_non_null(strstr(f->s.view->ui.message, "freezing merge #58 ..."));
+	keys(f, "?");
+	assert_int_equal(f->s.view->ui.overlay, MS_OVERLAY_HELP);
+	ms_session_key(&f->s, MS_KEY_ESC);
+	keys(f, "f");
+	assert_true(f->s.view->ui.message_is_error);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "still freezing merge #58"));
+	assert_string_equal(f->fake.log, "freeze;");
+	/* Still under way: nothing yet. */
+	ms_session_snapshot(&f->s);
+	assert_true(f->s.freezing);
+	assert_null(f->s.frozen_all);
+	/* Done: the next snapshot takes it. */
+	f->fake.freeze_hold = false;
+	ms_session_snapshot(&f->s);
+	assert_false(f->s.freezing);
+	assert_non_null(strstr(f->s.view->ui.message,
+	                       "frozen merge #58 into /tmp/frozen-58"));
+	assert_string_equal(f->s.view->ui.frozen_cmd,
+	                    "mergescope merge-once --frozen /tmp/frozen-58 "
+	                    "--variant skywalking");
+	assert_string_equal(f->s.frozen_all,
+	                    "mergescope merge-once --frozen /tmp/frozen-58 "
+	                    "--variant skywalking\n");
+}
+
+/* Quitting while a freeze goes on waits for it, and its command is
+ * printed with the others. */
+static void
+test_quit_waits_for_freeze(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	fake.freeze_hold = true;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "fq", 2), 2);
+	FILE *in = fdopen(p[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	char *frozen = NULL;
+	ms_tui_opts o = { .in = in,
+		          .out = out,
+		          .term = "xterm-256color",
+		          .ascii = true,
+		          .frozen_cmds = &frozen };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, &o, &eb), 0);
+	assert_string_equal(fake.log, "freeze;freeze-wait;");
+	assert_false(fake.freezing);
+	assert_non_null(frozen);
+	assert_string_equal(frozen,
+	                    "mergescope merge-once --frozen /tmp/frozen-58 "
+	                    "--variant skywalking\n");
+	fclose(in);
+	close(p[1]);
+	fclose(out);
+	free(frozen);
+	ms_tui_view_free(model);
 }
 
 static void
@@ -1554,17 +1635,111 @@ test_freeze_only_at_barrier(void **state)
 	               "--variant 'skywalking,detdrop:{\"percent\":35}'"));
 	/* Every freeze of the session is kept for the quit, in order, one
 	 * per line (only the last one was printed). */
-	assert_string_equal(f->s.view->ui.frozen_all,
+	assert_string_equal(f->s.frozen_all,
 	                    "mergescope merge-once --frozen /tmp/frozen-58 "
 	                    "--variant skywalking\n"
 	                    "mergescope merge-once --frozen /tmp/frozen-58 "
 	                    "--variant 'skywalking,detdrop:{\"percent\":35}'"
 	                    "\n");
+	/* All of them, however many (past 8 they were counted, not kept). */
 	for (int i = 0; i < 80; i++)
 		keys(f, "f");
-	assert_true(f->s.view->ui.frozen_lost > 0);
-	assert_true(strlen(f->s.view->ui.frozen_all) <
-	            sizeof(f->s.view->ui.frozen_all));
+	assert_int_equal(f->s.frozen_lost, 0);
+	size_t lines = 0;
+	for (const char *p = f->s.frozen_all; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, 82);
+}
+
+/* A path of n bytes: "/" and 63-byte names, the last with a blank. */
+static char *
+long_path(size_t n, char c)
+{
+	char *p = malloc(n + 1);
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = i % 64 == 0 ? '/' : c;
+	p[n - 3] = ' ';
+	p[n] = '\0';
+	return p;
+}
+
+/* A frozen merge's command, whatever its length: a long work dir (3000
+ * bytes) and program path (2000): past 4096 bytes in all. The path in
+ * the view was cut at 255 bytes, the command at 511, the quit's copy at
+ * 4095: a command that ran something else when pasted. Now each freeze's
+ * command is on the screen and handed to the quit whole. */
+static void
+test_freeze_long_command_whole(void **state)
+{
+	(void)state;
+	ms_tui_view *model = ms_tui_view_new();
+	assert_non_null(model);
+	fake_scene_break(model);
+	fake_ctl fake;
+	ms_tui_ctl ctl;
+	fake_init(&fake, &ctl, model);
+	char *dir = long_path(3000, 'd'), *prog = long_path(2000, 'p');
+	fake.freeze_dir = dir;
+	char *want = malloc(6000);
+	assert_non_null(want);
+	snprintf(want, 6000,
+	         "'%s' merge-once --frozen '%s' --variant skywalking", prog,
+	         dir);
+	assert_true(strlen(want) > 5000);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "ffq", 3), 3);
+	FILE *in = fdopen(p[0], "r");
+	FILE *out = fopen("/dev/null", "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	char *frozen = NULL;
+	ms_tui_opts o = { .in = in,
+		          .out = out,
+		          .term = "xterm-256color",
+		          .ascii = true,
+		          .program = prog,
+		          .frozen_cmds = &frozen };
+	ms_errbuf eb = { "" };
+	assert_int_equal(ms_tui_run(&ctl, &o, &eb), 0);
+	assert_string_equal(fake.log, "freeze;freeze;");
+	assert_non_null(frozen);
+	assert_int_equal(strlen(frozen), 2 * (strlen(want) + 1));
+	assert_memory_equal(frozen, want, strlen(want));
+	assert_string_equal(frozen + strlen(want) + 1 + strlen(want), "\n");
+	fclose(in);
+	close(p[1]);
+	fclose(out);
+	free(frozen);
+	free(want);
+	free(dir);
+	free(prog);
+	ms_tui_view_free(model);
+}
+
+/* On the screen too: the view holds the whole command, and a freeze's
+ * directory as long as a path may be. */
+static void
+test_freeze_long_command_shown(void **state)
+{
+	fx *f = *state;
+	fake_scene_break(f->model);
+	ms_session_snapshot(&f->s);
+	char *dir = long_path(4000, 'd'), *prog = long_path(3000, 'p');
+	f->fake.freeze_dir = dir;
+	f->s.program = prog;
+	keys(f, "f");
+	assert_string_equal(f->s.view->ui.frozen_dir, dir);
+	const char *cmd = f->s.view->ui.frozen_cmd;
+	assert_int_equal(strncmp(cmd, "'", 1), 0);
+	assert_int_equal(strncmp(cmd + 1, prog, strlen(prog)), 0);
+	assert_non_null(strstr(cmd, dir));
+	assert_int_equal(strlen(f->s.frozen_all), strlen(cmd) + 1);
+	f->s.program = "mergescope";
+	f->fake.freeze_dir = NULL;
+	free(dir);
+	free(prog);
 }
 
 static void
@@ -3854,6 +4029,7 @@ main(void)
 		T(test_plugin_mean_as_report),
 		T(test_axis_end_label),
 		T(test_axis_label_beside_frontier),
+		T(test_axis_zoomed_label_beside_frontier),
 		T(test_counts_short_form),
 		T(test_status_80_keeps_variant),
 		T(test_status_80_long_variant_keeps_merges),
@@ -3863,7 +4039,10 @@ main(void)
 		T(test_goto_refuses_wrapped_numbers),
 		T(test_breakpoints),
 		T(test_freeze_only_at_barrier),
-		T(test_freeze_says_so_first),
+		T(test_freeze_keys_go_on),
+		cmocka_unit_test(test_quit_waits_for_freeze),
+		T(test_freeze_long_command_shown),
+		cmocka_unit_test(test_freeze_long_command_whole),
 		T(test_offer_never_eats_a_key),
 		T(test_offer_refused_said),
 		T(test_breakpoint_list_scrolls),

@@ -1284,6 +1284,137 @@ test_go_while_wait_goes_on(void **state)
 	free(st);
 }
 
+/* The status line's time ("t HH:MM:SS") in row, into t; false if none. */
+static bool
+row_time(const char *row, char *t, size_t n)
+{
+	const char *p = strstr(row, " t ");
+	if (!p || n < 9)
+		return false;
+	snprintf(t, n, "%.8s", p + 3);
+	return strlen(t) == 8;
+}
+
+/* At a set speed the time on screen goes on between publications, as
+ * the replay's wait for the next one does: it stood still at the last
+ * publication's for the whole gap (27 s at 1x on the default day), then
+ * jumped. At 10x on the smoke day (publications 125 s apart, a 12.5 s
+ * wait), the status line's t and the timeline's "now" leave the first
+ * publication's time while no second one is out; a pause keeps the time
+ * the wait had reached (the rest of the wait is kept too), not the
+ * publication's. Polled in 10 ms ticks, bounded far inside the gap. */
+static void
+test_time_goes_on_between_publications(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "clockon", "disabled");
+	run.o.start_paused = true;
+	run.o.speed = 10;
+	live l;
+	live_open(&l, &run, false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	ms_errbuf eb = { "" };
+	uint64_t n = ms__replay_paces(l.r);
+	assert_int_equal(l.ctl.ops->run(l.ctl.self, &eb), 0);
+	wait_pacing(l.r, n, st);
+	assert_int_equal(st->pub_done, 1);
+	int64_t pub = st->now;
+	char at_pub[32], row[1024], t[16] = "", seen[16] = "";
+	ms_fmt_clock(at_pub, sizeof(at_pub), pub, st->day_start);
+	struct timespec tick = { 0, 10 * 1000000L };
+	for (int i = 0; i < 500 && !seen[0]; i++) {
+		live_snapshot(&l);
+		if (l.v->pub_done != 1 || l.v->now != pub)
+			fail_msg("publication %" PRIu64 " came before the "
+			         "time on screen moved from %s",
+			         l.v->pub_done, at_pub);
+		status_row(l.v, 200, row, sizeof(row));
+		assert_true(row_time(row, t, sizeof(t)));
+		if (strcmp(t, at_pub) != 0)
+			snprintf(seen, sizeof(seen), "%s", t);
+		else
+			nanosleep(&tick, NULL);
+	}
+	if (!seen[0])
+		fail_msg("t stood at %s for 5 s of a 12.5 s wait: %s", at_pub,
+		         row);
+	char now_label[32];
+	snprintf(now_label, sizeof(now_label), "now %s", seen);
+	ms_canvas cv;
+	ms_canvas_init(&cv);
+	assert_int_equal(ms_render_frame(&cv, l.v, 200, 46), 0);
+	if (!frame_has(&cv, now_label))
+		fail_msg("the timeline does not say \"%s\"", now_label);
+	ms_canvas_release(&cv);
+	/* Paused: where the wait had got, not back at the publication. */
+	assert_int_equal(l.ctl.ops->pause(l.ctl.self, &eb), 0);
+	assert_true(rt_wait_stop(l.r, st));
+	assert_int_equal(st->pub_done, 1);
+	live_snapshot(&l);
+	status_row(l.v, 200, row, sizeof(row));
+	assert_true(row_time(row, t, sizeof(t)));
+	if (strcmp(t, seen) < 0)
+		fail_msg("paused at %s after %s on screen: %s", t, seen, row);
+	assert_int_equal(l.v->now, pub);
+	live_close(&l);
+	free(st);
+}
+
+/* The controller's freeze runs on a thread of its own: freeze returns
+ * at once, and until freeze_done has given the result, what would move
+ * the run (run, step, a go, a restart, which would reopen the shard
+ * under the copy) is refused, saying why; a second freeze too. The
+ * result is given once: the frozen directory, whole (frozen.txt in it)
+ * with nothing half-built beside it; then the run goes on. */
+static void
+test_freeze_off_the_screen_thread(void **state)
+{
+	(void)state;
+	rt_run run;
+	rt_opts(&run, "fzthread", "skywalking");
+	live l;
+	live_open_at(&l, &run, "sampling", false);
+	ms_replay_status *st = rt_status_new();
+	assert_true(rt_wait_stop(l.r, st));
+	assert_int_equal(st->state, MS_REPLAY_BREAK);
+	const ms_tui_ctl_ops *ops = l.ctl.ops;
+	ms_errbuf eb = { "" };
+	char dir[PATH_MAX] = "";
+	assert_int_equal(ops->freeze_done(l.ctl.self, false, dir, sizeof(dir),
+	                                  &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ops->freeze(l.ctl.self, &eb), 0);
+	eb.msg[0] = '\0';
+	assert_int_equal(ops->run(l.ctl.self, &eb), MS_ERR_STATE);
+	assert_non_null(strstr(eb.msg, "freezing merge #"));
+	assert_int_equal(ops->step(l.ctl.self, &eb), MS_ERR_STATE);
+	ms_tui_target t = { .kind = MS_TARGET_MERGE, .seq = 1 };
+	assert_int_equal(ops->run_to(l.ctl.self, &t, &eb), MS_ERR_STATE);
+	assert_int_equal(ops->restart(l.ctl.self, &t, NULL, 0, &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ops->freeze(l.ctl.self, &eb), MS_ERR_STATE);
+	live_snapshot(&l); /* the screen reads the run meanwhile */
+	assert_int_equal(l.v->state, MS_VIEW_BREAK);
+	int rc = ops->freeze_done(l.ctl.self, true, dir, sizeof(dir), &eb);
+	if (rc)
+		fail_msg("freeze: %d (%s)", rc, eb.msg);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/frozen.txt", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s.tmp-%ld", dir, (long)getpid());
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(ops->freeze_done(l.ctl.self, false, dir, sizeof(dir),
+	                                  &eb),
+	                 MS_ERR_STATE);
+	assert_int_equal(ops->run(l.ctl.self, &eb), 0);
+	assert_int_equal(ms_replay_wait(l.r, -1), 0);
+	live_close(&l);
+	assert_int_equal(ms_fs_rm_tree(dir, NULL), 0);
+	free(st);
+}
+
 /* What a link's plugin logged, in the link's details (Enter in the
  * plugins panel): its lines kept and suppressed and its last lines, at
  * 132x44 and 80x24. A chain of a plugin that logs 300 lines in each
@@ -1616,6 +1747,8 @@ main(void)
 		cmocka_unit_test(test_step_does_not_wait_for_speed),
 		cmocka_unit_test(test_pause_keeps_the_wait),
 		cmocka_unit_test(test_go_while_wait_goes_on),
+		cmocka_unit_test(test_time_goes_on_between_publications),
+		cmocka_unit_test(test_freeze_off_the_screen_thread),
 		cmocka_unit_test(test_failed_run_says_failed),
 		cmocka_unit_test(test_gauge_at_sampling_barrier),
 		cmocka_unit_test(test_staging_holds_after_last_batch),

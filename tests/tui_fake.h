@@ -36,6 +36,11 @@ typedef struct fake_ctl {
 	/* When set, run_to says the run is past its target (MS_TUI_PASSED)
 	 * and sets nothing. */
 	bool passed;
+	/* Where freeze says it froze to: NULL = "/tmp/frozen-58". */
+	const char *freeze_dir;
+	/* A freeze begun and not yet given; freeze_hold keeps it under way
+	 * (freeze_done answers MS_TUI_PENDING) until it is cleared. */
+	bool freezing, freeze_hold;
 } fake_ctl;
 
 MS_FAKE static void fake_log(fake_ctl *f, const char *fmt, ...)
@@ -146,12 +151,33 @@ fake_break_delete(void *self, int id, ms_errbuf *eb)
 }
 
 MS_FAKE static int
-fake_freeze(void *self, char *dir, size_t n, ms_errbuf *eb)
+fake_freeze(void *self, ms_errbuf *eb)
 {
 	fake_ctl *f = self;
 	(void)eb;
 	fake_log(f, "freeze;");
-	snprintf(dir, n, "/tmp/frozen-58");
+	if (f->freezing)
+		return MS_ERR_STATE;
+	f->freezing = true;
+	return 0;
+}
+
+/* Done at once, unless freeze_hold: under way until it is cleared, or
+ * until asked to wait ("freeze-wait;"). */
+MS_FAKE static int
+fake_freeze_done(void *self, bool wait, char *dir, size_t n, ms_errbuf *eb)
+{
+	fake_ctl *f = self;
+	(void)eb;
+	if (!f->freezing)
+		return MS_ERR_STATE;
+	if (f->freeze_hold && !wait)
+		return MS_TUI_PENDING;
+	if (wait)
+		fake_log(f, "freeze-wait;");
+	f->freezing = false;
+	snprintf(dir, n, "%s",
+	         f->freeze_dir ? f->freeze_dir : "/tmp/frozen-58");
 	return 0;
 }
 
@@ -212,6 +238,7 @@ MS_FAKE static const ms_tui_ctl_ops fake_ops = {
 	.break_enable = fake_break_enable,
 	.break_delete = fake_break_delete,
 	.freeze = fake_freeze,
+	.freeze_done = fake_freeze_done,
 	.export_events = fake_export,
 	.snapshot = fake_snapshot,
 	.restart = fake_restart,

@@ -27,6 +27,7 @@
 #include "ms_clock.h"
 #include "tui_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@ ms_session_release(ms_tui_session *s)
 		return;
 	ms_tui_view_free(s->view);
 	s->view = NULL;
+	free(s->frozen_all);
+	s->frozen_all = NULL;
 }
 
 static void
@@ -106,6 +109,7 @@ ms_session_snapshot(ms_tui_session *s)
 	clamp_sel(&s->view->ui.part_sel, s->view->nparts);
 	clamp_sel(&s->view->ui.plugin_sel, s->view->nplugins);
 	clamp_sel(&s->view->ui.break_sel, s->view->nbreaks);
+	ms__session_freeze_poll(s, false);
 	if (rc == 0)
 		ms__session_observe(s);
 	if (rc < 0)
@@ -142,9 +146,28 @@ ms__pace_next(ms__pacer *p, bool stopped, bool changed)
  * that was released goes on, and its figures move with each batch: the
  * screen is drawn at the frame rate until its event, as while running). */
 static bool
-view_stopped(const ms_tui_view *v)
+view_stopped(const ms_tui_session *s)
 {
-	return v->state != MS_VIEW_RUNNING && !v->live.present;
+	const ms_tui_view *v = s->view;
+	return v->state != MS_VIEW_RUNNING && !v->live.present && !s->freezing;
+}
+
+/* Quitting with a freeze under way waits for it, saying so, so that its
+ * command is printed with the others (a freeze is built beside its
+ * directory and renamed to it at its end: one cut short looks like none,
+ * and `clean` removes it). */
+static void
+wait_freeze(ms_tui_session *s)
+{
+	if (!s->freezing)
+		return;
+	ms_session_say(s, false,
+	               "waiting for the freeze of merge #%" PRIu64
+	               " to end ...",
+	               s->freeze_seq);
+	if (s->draw_now)
+		s->draw_now(s->draw_arg);
+	ms__session_freeze_poll(s, true);
 }
 
 /* The screen drawn in the middle of a key (ms_tui_session.draw_now). */
@@ -170,20 +193,29 @@ ops_complete(const ms_tui_ctl_ops *o)
 	return o && o->run && o->pause && o->step && o->step_to_barrier &&
 	       o->run_to_breakpoint && o->run_to && o->set_speed &&
 	       o->break_add && o->break_enable && o->break_delete &&
-	       o->freeze && o->export_events && o->snapshot;
+	       o->freeze && o->freeze_done && o->export_events && o->snapshot;
 }
 
-/* The session's merge-once commands, for the quit to print. */
+/* The session's merge-once commands, for the quit to print: handed
+ * over, whole. */
 static void
-give_frozen(const ms_tui_opts *opts, const ms_tui_ui *ui)
+give_frozen(const ms_tui_opts *opts, ms_tui_session *s)
 {
-	if (!opts->frozen_cmd || !opts->frozen_cmd_n)
+	if (!opts->frozen_cmds)
 		return;
-	int w = snprintf(opts->frozen_cmd, opts->frozen_cmd_n, "%s",
-	                 ui->frozen_all);
-	if (ui->frozen_lost && w >= 0 && (size_t)w < opts->frozen_cmd_n)
-		snprintf(opts->frozen_cmd + w, opts->frozen_cmd_n - (size_t)w,
-		         "(and %u more)\n", ui->frozen_lost);
+	*opts->frozen_cmds = NULL;
+	if (s->frozen_lost) {
+		char more[64];
+		int n = snprintf(more, sizeof(more), "(and %u more)\n",
+		                 s->frozen_lost);
+		char *all = realloc(s->frozen_all, s->frozen_all_len + n + 1);
+		if (all) {
+			memcpy(all + s->frozen_all_len, more, (size_t)n + 1);
+			s->frozen_all = all;
+		}
+	}
+	*opts->frozen_cmds = s->frozen_all;
+	s->frozen_all = NULL;
 }
 
 int
@@ -244,7 +276,7 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		                      : 0;
 		/* News come many times a frame while the run runs: the
 		 * screen listens for them only while it is stopped. */
-		ms_screen_listen(scr, view_stopped(s.view));
+		ms_screen_listen(scr, view_stopped(&s));
 		int key = ms_screen_key(scr, wait_ms);
 		/* What a key does, or news the controller woke the screen
 		 * for, shows at once, within the frame rate. */
@@ -291,17 +323,18 @@ ms_tui_run(const ms_tui_ctl *ctl, const ms_tui_opts *opts, ms_errbuf *eb)
 		s.dirty = false;
 		last_frame = now;
 		int64_t wait =
-		        ms__pace_next(&pace, view_stopped(s.view), changed);
+		        ms__pace_next(&pace, view_stopped(&s), changed);
 		if (s.view->settling && wait > MS__IDLE_MAX_NS)
 			wait = MS__IDLE_MAX_NS;
 		next_frame = now + wait;
 	}
+	wait_freeze(&s);
 	ms_screen_close(scr);
 	ms_canvas_release(&canvas);
 	if (opts->filter_out && opts->filter_out_n)
 		snprintf(opts->filter_out, opts->filter_out_n, "%s",
 		         s.view->ui.filter);
-	give_frozen(opts, &s.view->ui);
+	give_frozen(opts, &s);
 	ms_session_release(&s);
 	return 0;
 }

@@ -330,6 +330,9 @@ void ms__say_wrapped(FILE *f, const char *s, int width);
  * line whole; below 20 columns
  * (0: not a terminal), on one line. */
 void ms__say_command(FILE *f, const char *cmd, int width);
+/* Each line of cmds (one command a line, each of any length) said as
+ * ms__say_command says one. */
+void ms__say_commands(FILE *f, const char *cmds, int width);
 
 /* ---- What `tui` and `run` share (cli_setup.c) ---------------------------- */
 

@@ -520,6 +520,7 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
             const ms_tui_opts *topts, FILE *out, FILE *err)
 {
 	ms_replay *r = ms_replay_ctl_replay(adapter);
+	const char *frozen = topts->frozen_cmds ? *topts->frozen_cmds : NULL;
 	/* The work dir line above the screen is the first run's: after a
 	 * restart, the one of the run that ends here (its shard is named
 	 * after its own database, and may be elsewhere). */
@@ -555,20 +556,13 @@ session_end(ms_replay_ctl *adapter, unsigned restarts, int rc,
 		say_kept(err, adapter, wal, shard);
 		return MS_EXIT_ERROR;
 	}
-	if (topts->frozen_cmd && topts->frozen_cmd[0]) {
+	if (frozen && frozen[0]) {
 		/* One command per line, each freeze of the session. */
-		const char *p = topts->frozen_cmd, *nl = strchr(p, '\n');
+		const char *nl = strchr(frozen, '\n');
 		bool several = nl && nl[1];
 		fprintf(out, "replay the frozen merge%s with:\n",
 		        several ? "s" : "");
-		while (*p) {
-			nl = strchr(p, '\n');
-			int len = nl ? (int)(nl - p) : (int)strlen(p);
-			char cmd[4096];
-			snprintf(cmd, sizeof(cmd), "%.*s", len, p);
-			ms__say_command(out, cmd, ms__term_width(out));
-			p += len + (nl ? 1 : 0);
-		}
+		ms__say_commands(out, frozen, ms__term_width(out));
 	}
 	say_replaced(out, adapter);
 	if (sig && !finished && !failed) {
@@ -778,7 +772,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	ms__self_exe(self, sizeof(self));
 	if (!self[0])
 		snprintf(self, sizeof(self), "mergescope");
-	char frozen[MS_VIEW_TEXT * 2 * 8 + 64] = "", filter[256] = "";
+	char *frozen = NULL, filter[256] = "";
 	/* What the last session on this fixture used, on offer. */
 	ms__tui_memory *mem = calloc(1, sizeof(*mem));
 	const char *offer[MS__MEMORY_BREAKS];
@@ -801,8 +795,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 		.no_color = o[MS__RO_NOCOLOR].count > 0,
 		.ascii = o[MS__RO_ASCII].count > 0,
 		.program = self,
-		.frozen_cmd = frozen,
-		.frozen_cmd_n = sizeof(frozen),
+		.frozen_cmds = &frozen,
 		.offer_nbreaks = noffer,
 		.offer_breaks = offer,
 		.offer_filter = have ? mem->filter : NULL,
@@ -811,6 +804,7 @@ exec(const ms__cmd_args *args, FILE *out, FILE *err)
 	};
 	rc = session(&a, cfg, breaks, nbreaks, o[MS__RO_PAUSED].count > 0,
 	             speed, &topts, out, err);
+	free(frozen);
 	free(mem);
 	free(cfg);
 	return rc;

@@ -704,20 +704,21 @@ act_breaks(ms_tui_session *s)
 	s->dirty = true;
 }
 
-/* w as one shell word: as it is when it is plain, else in single
- * quotes. */
-static const char *
-shell_word(char *buf, size_t n, const char *w)
+/* w as one shell word at buf (room for 4 * strlen(w) + 3 bytes): as it
+ * is when it is plain, else in single quotes. The bytes written. */
+static size_t
+shell_word(char *buf, const char *w)
 {
-	if (*w &&
+	size_t len = strlen(w);
+	if (len &&
 	    strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	              "0123456789._-/:=,+@%") == strlen(w)) {
-		snprintf(buf, n, "%s", w);
-		return buf;
+	              "0123456789._-/:=,+@%") == len) {
+		memcpy(buf, w, len + 1);
+		return len;
 	}
 	size_t o = 0;
 	buf[o++] = '\'';
-	for (; *w && o + 5 < n; w++) {
+	for (; *w; w++) {
 		if (*w == '\'') {
 			memcpy(buf + o, "'\\''", 4);
 			o += 4;
@@ -727,12 +728,128 @@ shell_word(char *buf, size_t n, const char *w)
 	}
 	buf[o++] = '\'';
 	buf[o] = '\0';
-	return buf;
+	return o;
+}
+
+/* "PROGRAM merge-once --frozen DIR --variant SPEC", each word quoted for
+ * the shell, whole however long: allocated, NULL without memory. */
+static char *
+merge_once_cmd(const char *program, const char *dir, const char *variant)
+{
+	const char *w[] = { program, " merge-once --frozen ", dir,
+		            " --variant ", variant };
+	size_t n = 1;
+	for (size_t i = 0; i < 5; i++)
+		n += 4 * strlen(w[i]) + 3;
+	char *cmd = malloc(n);
+	if (!cmd)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < 5; i++) {
+		if (i % 2) {
+			size_t len = strlen(w[i]);
+			memcpy(cmd + o, w[i], len + 1);
+			o += len;
+		} else {
+			o += shell_word(cmd + o, w[i]);
+		}
+	}
+	return cmd;
+}
+
+/* cmd as the session's next line for the quit (frozen_lost counts one
+ * that finds no memory). */
+static void
+keep_frozen(ms_tui_session *s, const char *cmd)
+{
+	size_t len = cmd ? strlen(cmd) : 0;
+	char *all = cmd ? realloc(s->frozen_all, s->frozen_all_len + len + 2)
+	                : NULL;
+	if (!all) {
+		s->frozen_lost++;
+		return;
+	}
+	memcpy(all + s->frozen_all_len, cmd, len);
+	s->frozen_all_len += len;
+	all[s->frozen_all_len++] = '\n';
+	all[s->frozen_all_len] = '\0';
+	s->frozen_all = all;
+}
+
+/* What the events panel shows after a freeze into dir: its command, or,
+ * when even the view's room is short, where the command will be. */
+static void
+show_frozen(ms_tui_session *s, const char *dir, const char *cmd)
+{
+	ms_tui_ui *ui = &s->view->ui;
+	snprintf(ui->frozen_dir, sizeof(ui->frozen_dir), "%s", dir);
+	if (cmd && strlen(cmd) < sizeof(ui->frozen_cmd))
+		snprintf(ui->frozen_cmd, sizeof(ui->frozen_cmd), "%s", cmd);
+	else
+		snprintf(ui->frozen_cmd, sizeof(ui->frozen_cmd),
+		         "(the merge-once command for %s is %s: it is printed "
+		         "whole when the screen quits)",
+		         dir, cmd ? "too long to show here" : "out of memory");
+}
+
+/* The freeze's result: its command on screen and kept for the quit. */
+static void
+freeze_finish(ms_tui_session *s, const char *dir)
+{
+	char *cmd = merge_once_cmd(s->program, dir, s->view->variant);
+	show_frozen(s, dir, cmd);
+	keep_frozen(s, cmd);
+	free(cmd);
+	ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
+	               s->freeze_seq, dir);
 }
 
 static void
+say_freezing(ms_tui_session *s)
+{
+	ms_session_say(s, false,
+	               "freezing merge #%" PRIu64 " ... (the run stays at "
+	               "this barrier until the copy is done)",
+	               s->freeze_seq);
+}
+
+void
+ms__session_freeze_poll(ms_tui_session *s, bool wait)
+{
+	if (!s->freezing)
+		return;
+	ms_errbuf eb = { "" };
+	char dir[MS_VIEW_PATH] = "";
+	int rc = s->ctl->ops->freeze_done(s->ctl->self, wait, dir, sizeof(dir),
+	                                  &eb);
+	if (rc == MS_TUI_PENDING) {
+		/* A key cleared the footer: it says so again. */
+		if (!s->view->ui.message[0])
+			say_freezing(s);
+		return;
+	}
+	s->freezing = false;
+	s->dirty = true;
+	if (rc < 0)
+		report(s, rc, &eb, NULL);
+	else
+		freeze_finish(s, dir);
+}
+
+/* `f`: the copy goes on off the screen's thread (0.3 s for day-2x's
+ * finalize on tmpfs, 1.2 s for day-4x's on a disk: the screen stood
+ * still for it); the footer says so until it is done, and keys go on
+ * working (the controller keeps the run at the barrier meanwhile). */
+static void
 act_freeze(ms_tui_session *s)
 {
+	if (s->freezing) {
+		ms_session_say(s, true,
+		               "still freezing merge #%" PRIu64
+		               " (one freeze at a time)",
+		               s->freeze_seq);
+		return;
+	}
 	if (s->view->state != MS_VIEW_BREAK) {
 		ms_session_say(s, true,
 		               "freeze needs a dispatch barrier: press n to "
@@ -740,36 +857,16 @@ act_freeze(ms_tui_session *s)
 		               "first");
 		return;
 	}
-	/* The copy takes a while (about a second on the default day):
-	 * the footer says so first, in place of the message before. */
-	ms_session_say(s, false, "freezing merge #%" PRIu64 " ...",
-	               s->view->sel.seq);
-	if (s->draw_now)
-		s->draw_now(s->draw_arg);
 	ms_errbuf eb = { "" };
-	char dir[MS_VIEW_TEXT] = "";
-	int rc = s->ctl->ops->freeze(s->ctl->self, dir, sizeof(dir), &eb);
+	int rc = s->ctl->ops->freeze(s->ctl->self, &eb);
 	if (rc < 0) {
 		report(s, rc, &eb, NULL);
 		return;
 	}
-	ms_tui_ui *ui = &s->view->ui;
-	snprintf(ui->frozen_dir, sizeof(ui->frozen_dir), "%s", dir);
-	char q1[MS_VIEW_TEXT + 16], q2[MS_VIEW_TEXT + 16],
-	        q3[sizeof(s->view->variant) + 16];
-	snprintf(ui->frozen_cmd, sizeof(ui->frozen_cmd),
-	         "%s merge-once --frozen %s --variant %s",
-	         shell_word(q1, sizeof(q1), s->program),
-	         shell_word(q2, sizeof(q2), dir),
-	         shell_word(q3, sizeof(q3), s->view->variant));
-	size_t used = strlen(ui->frozen_all), len = strlen(ui->frozen_cmd);
-	if (used + len + 2 <= sizeof(ui->frozen_all))
-		snprintf(ui->frozen_all + used, sizeof(ui->frozen_all) - used,
-		         "%s\n", ui->frozen_cmd);
-	else
-		ui->frozen_lost++;
-	ms_session_say(s, false, "frozen merge #%" PRIu64 " into %s",
-	               s->view->sel.seq, dir);
+	s->freezing = true;
+	s->freeze_seq = s->view->sel.seq;
+	say_freezing(s);
+	ms__session_freeze_poll(s, false);
 }
 
 /* Whether focus f has a panel on the screen: the plugins fold away on

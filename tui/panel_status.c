@@ -168,11 +168,13 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 		p[n++].prio = 1;
 	}
 	snprintf(p[n].text, sizeof(p[n].text), " t %s",
-	         ms_fmt_clock(t, sizeof(t), v->now, v->day_start));
+	         ms_fmt_clock(t, sizeof(t), v->now + v->now_ahead,
+	                      v->day_start));
 	p[n].attr = MS_A_BOLD;
 	p[n++].prio = 1;
 	snprintf(p[n].text, sizeof(p[n].text), " frontier %s",
-	         ms_fmt_clock(f, sizeof(f), v->frontier, v->day_start));
+	         ms_fmt_clock(f, sizeof(f), v->frontier + v->now_ahead,
+	                      v->day_start));
 	p[n].attr = MS_C_ALERT;
 	p[n++].prio = 2;
 	snprintf(p[n].text, sizeof(p[n].text), " pub %" PRIu64 "/%" PRIu64,

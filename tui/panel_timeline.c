@@ -56,10 +56,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	int64_t t1 = v->day_end > t0 ? v->day_end : t0 + 86400000000000LL;
 	int64_t span = ms__timeline_span(v->ui.zoom);
 	bool zoomed = v->ui.zoom > 0;
+	/* The time shown: between publications, as far as the run's wait
+	 * for the next has got (as the status line's). */
+	int64_t now_t = v->now + v->now_ahead;
+	int64_t front = v->frontier + v->now_ahead;
 	if (zoomed) {
 		/* A window around now that moves with it: now three quarters
 		 * across, the frontier (2 h back) in view at 6 h. */
-		t0 = v->now - span * 3 / 4;
+		t0 = now_t - span * 3 / 4;
 		t1 = t0 + span;
 	}
 	ms_rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
@@ -116,8 +120,8 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	for (int x = in.x; x < in.x + in.w; x++)
 		ms_canvas_put(c, x, ay, ms_glyph(c, MS_G_HLINE), MS_C_MUTED);
 	/* The frontier line, over everything (when it is in the window). */
-	bool frontier_shown = v->frontier >= t0 && v->frontier <= t1;
-	int fx = frontier_shown ? col_of(v->frontier, t0, t1, in) : -1;
+	bool frontier_shown = front >= t0 && front <= t1;
+	int fx = frontier_shown ? col_of(front, t0, t1, in) : -1;
 	if (zoomed)
 		axis_zoomed(c, in, ay, t0, t1, v->day_start, fx);
 	else
@@ -127,14 +131,14 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 			ms_canvas_put(c, fx, y, ms_glyph(c, MS_G_FRONT),
 			              MS_C_ALERT | MS_A_BOLD);
 	}
-	bool now_on_axis = v->now >= t0 && v->now <= t1;
+	bool now_on_axis = now_t >= t0 && now_t <= t1;
 
 	char whole[16];
 	snprintf(whole, sizeof(whole), "%dh", day_hours(t0, t1));
 	snprintf(title, sizeof(title), "Timeline %s frontier %s  now %s",
 	         zoomed ? (v->ui.zoom == 1 ? "6h" : "1h") : whole,
-	         ms_fmt_clock(fr, sizeof(fr), v->frontier, v->day_start),
-	         ms_fmt_clock(now, sizeof(now), v->now, v->day_start));
+	         ms_fmt_clock(fr, sizeof(fr), front, v->day_start),
+	         ms_fmt_clock(now, sizeof(now), now_t, v->day_start));
 	if (hidden) {
 		size_t l = strlen(title);
 		snprintf(title + l, sizeof(title) - l, "  +%zu not shown",
@@ -150,7 +154,7 @@ draw(ms_canvas *c, ms_rect r, const ms_tui_view *v)
 	ms_canvas_box(c, r, title, false);
 	/* "now" points up at the axis from the bottom border. */
 	if (now_on_axis)
-		ms_canvas_put(c, col_of(v->now, t0, t1, in), r.y + r.h - 1, '^',
+		ms_canvas_put(c, col_of(now_t, t0, t1, in), r.y + r.h - 1, '^',
 		              MS_A_BOLD);
 }
 
@@ -183,17 +187,18 @@ next_label(ms_rect in, int64_t t0, int64_t t1, int hr, int hours)
 	return hr == hours ? x - 2 : x;
 }
 
-/* Where a two-column label that the frontier line at column fx would
- * cross goes: just left of the line when that leaves a gap after the
- * label before (at prev), else just right of it when that leaves a gap
- * before the next (from next): in the axis's second column the line left
- * no room on its left, and the day's first label ("00") was left out. */
+/* Where a label w columns wide that the frontier line at column fx
+ * would cross goes: just left of the line when that leaves a gap after
+ * the label before (ending at prev_end), else just right of it when that
+ * leaves a gap before the next (from next): in the axis's second column
+ * the line left no room on its left, and the day's first label ("00")
+ * was left out. */
 static int
-dodge_front(int fx, int prev, int next)
+dodge_front(int fx, int w, int prev_end, int next)
 {
-	if (fx - 2 >= prev + 3)
-		return fx - 2;
-	if (fx + 4 <= next)
+	if (fx - w >= prev_end + 2)
+		return fx - w;
+	if (fx + w + 2 <= next)
 		return fx + 1;
 	return -1;
 }
@@ -226,8 +231,9 @@ axis_day(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1, int fx)
 		if (hr == hours)
 			lx = x - 2 >= prev + 3 ? x - 2 : x - 1;
 		if (fx == lx || fx == lx + 1) {
-			lx = dodge_front(fx, prev, next_label(in, t0, t1, hr +
-			                                      step, hours));
+			lx = dodge_front(fx, 2, prev + 1,
+			                 next_label(in, t0, t1, hr + step,
+			                            hours));
 			if (lx < in.x || lx + 2 > in.x + in.w)
 				continue;
 		}
@@ -248,14 +254,29 @@ tick_label(char *lab, size_t n, int64_t t, int64_t day_start)
 	return (int)strlen(lab);
 }
 
-/* A zoomed window: labels on round steps from 5 minutes to 3 hours, the
- * finest that leaves room between them (a "+1d HH:MM" is wider than an
- * "HH:MM": in the cooldown they ran into each other); a label that would
- * still touch the one before it, or that the frontier line at column fx
- * would cross ("+1d |0:00"), is left out. */
-static void
-axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
-            int64_t day_start, int fx)
+/* Where the label of tick t starts (lab receives it, *w its width):
+ * centred on its column, within the axis; past the axis when t is
+ * after t1. */
+static int
+tick_x(ms_rect in, int64_t t, int64_t t0, int64_t t1, int64_t day_start,
+       char *lab, size_t n, int *w)
+{
+	*w = tick_label(lab, n, t, day_start);
+	if (t > t1)
+		return in.x + in.w + 1;
+	int lx = col_of(t, t0, t1, in) - *w / 2;
+	if (lx < in.x)
+		lx = in.x;
+	if (lx + *w > in.x + in.w)
+		lx = in.x + in.w - *w;
+	return lx;
+}
+
+/* The finest round step, from 5 minutes to 3 hours, that leaves room
+ * between labels (a "+1d HH:MM" is wider than an "HH:MM": in the
+ * cooldown they ran into each other). */
+static int64_t
+zoomed_step(ms_rect in, int64_t t0, int64_t t1, int64_t day_start)
 {
 	static const int64_t mins[] = { 5, 10, 15, 30, 60, 120, 180 };
 	const int64_t min_ns = 60000000000LL;
@@ -263,30 +284,43 @@ axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
 	int w0 = tick_label(lab, sizeof(lab), t0, day_start);
 	int w1 = tick_label(lab, sizeof(lab), t1, day_start);
 	int room = (w0 > w1 ? w0 : w1) + 3;
-	int64_t step = mins[6] * min_ns;
 	for (size_t i = 0; i < sizeof(mins) / sizeof(mins[0]); i++) {
 		int64_t st = mins[i] * min_ns;
 		if ((double)(in.w - 1) * (double)st / (double)(t1 - t0) >=
-		    room) {
-			step = st;
-			break;
-		}
+		    room)
+			return st;
 	}
+	return mins[6] * min_ns;
+}
+
+/* A zoomed window: labels on round steps (zoomed_step); a label that
+ * would still touch the one before it is left out, and one the frontier
+ * line at column fx would cross ("+1d |0:00") moves beside it, as the
+ * day's do (dodge_front): it was left out, and at 6 h the line crossed
+ * one label in three. */
+static void
+axis_zoomed(ms_canvas *c, ms_rect in, int ay, int64_t t0, int64_t t1,
+            int64_t day_start, int fx)
+{
+	int64_t step = zoomed_step(in, t0, t1, day_start);
 	/* The first tick at or after t0, on the day's clock. */
 	int64_t k = (t0 - day_start) / step;
 	int64_t t = day_start + k * step;
 	while (t < t0)
 		t += step;
 	int prev_end = in.x - 2; /* one column after the last label */
+	char lab[32], next[32];
 	for (; t <= t1; t += step) {
-		int x = col_of(t, t0, t1, in);
-		int w = tick_label(lab, sizeof(lab), t, day_start);
-		int lx = x - w / 2;
-		if (lx < in.x)
-			lx = in.x;
-		if (lx + w > in.x + in.w)
-			lx = in.x + in.w - w;
-		if (lx <= prev_end + 1 || (fx >= lx && fx < lx + w))
+		int w, nw;
+		int lx = tick_x(in, t, t0, t1, day_start, lab, sizeof(lab), &w);
+		if (fx >= lx && fx < lx + w) {
+			int nx = tick_x(in, t + step, t0, t1, day_start, next,
+			                sizeof(next), &nw);
+			lx = dodge_front(fx, w, prev_end, nx);
+			if (lx < in.x || lx + w > in.x + in.w)
+				continue;
+		}
+		if (lx <= prev_end + 1)
 			continue;
 		ms_canvas_text(c, lx, ay, w, lab, MS_C_MUTED);
 		prev_end = lx + w - 1;

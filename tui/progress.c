@@ -16,6 +16,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -171,4 +172,32 @@ ms__say_command(FILE *f, const char *cmd, int width)
 			cmd++;
 		fprintf(f, "  %.*s%s\n", len, line, *cmd ? " \\" : "");
 	}
+}
+
+void
+ms__say_commands(FILE *f, const char *cmds, int width)
+{
+	size_t n = strlen(cmds);
+	char *copy = malloc(n + 1);
+	if (!copy) {
+		/* Unwrapped, but whole. */
+		for (const char *p = cmds, *nl; *p; p = nl ? nl + 1 : p + n) {
+			nl = strchr(p, '\n');
+			fprintf(f, "  %.*s\n",
+			        (int)(nl ? (size_t)(nl - p) : strlen(p)), p);
+			if (!nl)
+				break;
+		}
+		return;
+	}
+	memcpy(copy, cmds, n + 1);
+	for (char *p = copy, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		ms__say_command(f, p, width);
+		if (!nl)
+			break;
+	}
+	free(copy);
 }

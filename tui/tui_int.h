@@ -413,6 +413,16 @@ typedef struct ms_tui_session {
 	 * its first breakpoint within a second and took it away). */
 	bool msg_keep;
 	const char *program;          /* ms_tui_opts.program, or "mergescope" */
+	/* Every freeze's merge-once command of the session, one per line,
+	 * printed on quit (owned, NULL before the first); those that found
+	 * no memory are counted in frozen_lost. */
+	char *frozen_all;
+	size_t frozen_all_len;
+	unsigned frozen_lost;
+	/* A freeze under way (f; ms_tui_ctl_ops.freeze), of merge
+	 * freeze_seq: ms__session_freeze_poll takes its result. */
+	bool freezing;
+	uint64_t freeze_seq;
 	enum ms_tui_state last_state; /* at the previous snapshot */
 	char last_ck_note[MS_VIEW_TEXT]; /* checkpoint note last said */
 	/* The last session's breakpoints and filter on offer (borrowed
@@ -432,9 +442,9 @@ typedef struct ms_tui_session {
 	int screen_w, screen_h;
 	/* The details' line count for scroll keys (overlay_scroll). */
 	ms_detail_memo detail_memo;
-	/* Draws the screen now, in the middle of a key: a freeze says
-	 * "freezing ..." before its copy, which takes a second or more
-	 * (ms_tui_run sets it; NULL draws nothing). */
+	/* Draws the screen now, outside a frame: the quit says it waits
+	 * for a freeze under way before it does (ms_tui_run sets it; NULL
+	 * draws nothing). */
 	void (*draw_now)(void *arg);
 	void *draw_arg;
 } ms_tui_session;
@@ -450,6 +460,9 @@ int ms_session_snapshot(ms_tui_session *s);
 /* After each snapshot: restore the speed when a `g` has stopped, clear a
  * footer message the replay has moved past. */
 void ms__session_observe(ms_tui_session *s);
+/* The result of the freeze under way, if there is one and it is done (or
+ * once it is, with wait): its command shown and kept, or its error. */
+void ms__session_freeze_poll(ms_tui_session *s, bool wait);
 /* A mouse event on a w x h screen: a click focuses the panel under it and
  * selects the row clicked (events, inventory, plugins); the wheel scrolls
  * the list under the pointer, or the help or details; a click or the

@@ -356,6 +356,13 @@ typedef struct ms_replay_status {
 	char break_why[64];
 	int64_t day_start, day_end;
 	int64_t now, frontier;
+	/* What a clock on screen shows: now, or, while the run waits at its
+	 * speed for its next publication, the replay time the wait has
+	 * reached (now <= now_shown <= that publication's time), so that
+	 * at 1x the time goes on between publications (it stood still for
+	 * the gap, 27 s on the default day). Only to show: the run is at
+	 * now. */
+	int64_t now_shown;
 	uint64_t pub_done, pub_total;
 	uint64_t merges_done, merges_failed;
 	/* Of the merges recorded (failed ones too): those that ran the

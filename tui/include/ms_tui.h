@@ -8,7 +8,9 @@
  * controller owns the engine threads); tests provide a fake one
  * (tests/tui_fake.h). Every operation is called from the TUI's thread only, must
  * return quickly (it asks the engine thread to act; it never waits for a
- * merge), and returns 0 or a negative enum ms_err with a message in `eb`.
+ * merge; a freeze's copy goes on on a thread of its own, and only
+ * freeze_done asked to wait waits for it, when the session ends), and
+ * returns 0 or a negative enum ms_err with a message in `eb`.
  *
  * Threads: the engine runs on its own thread(s). `snapshot` copies state
  * under the controller's lock; the TUI calls it at most ~30 times a second
@@ -55,6 +57,9 @@ bool ms_tui_format_parse(const char *s, enum ms_tui_format *out);
 /* run_to's answer for a target the run is past already (positive, not an
  * error). */
 #define MS_TUI_PASSED 1
+/* freeze_done's answer while the freeze is under way (positive, not an
+ * error). */
+#define MS_TUI_PENDING 2
 
 typedef struct ms_tui_ctl_ops {
 	/* Resume publishing and merging at the current speed. */
@@ -80,9 +85,20 @@ typedef struct ms_tui_ctl_ops {
 	int (*break_add)(void *self, const char *spec, int *id, ms_errbuf *eb);
 	int (*break_enable)(void *self, int id, bool enabled, ms_errbuf *eb);
 	int (*break_delete)(void *self, int id, ms_errbuf *eb);
-	/* Freeze the shard at the current barrier (copy with the pending
-	 * selection and clock); writes the directory into dir[0..n). */
-	int (*freeze)(void *self, char *dir, size_t n, ms_errbuf *eb);
+	/* Begin freezing the shard at the current barrier (a copy with the
+	 * pending selection and clock) off the caller's thread: the copy
+	 * takes from a tenth of a second to more than one on a big day.
+	 * MS_ERR_STATE while one is under way. Until freeze_done has given
+	 * its result, the operations that move the run (run, pause, step,
+	 * step_to_barrier, run_to_breakpoint, run_to, restart) are refused
+	 * with MS_ERR_STATE. */
+	int (*freeze)(void *self, ms_errbuf *eb);
+	/* The freeze begun last: MS_TUI_PENDING while it is under way (with
+	 * `wait`, it waits for its end instead), then, once, 0 with its
+	 * directory in dir[0..n), or its negative error (eb says why).
+	 * MS_ERR_STATE when there is none to give. */
+	int (*freeze_done)(void *self, bool wait, char *dir, size_t n,
+	                   ms_errbuf *eb);
 	/* Export the recorded events that pass `filter` (ms_tui_filter; map
 	 * it to ms_ev_filter field for field) to `path`; *written gets how
 	 * many merges were written. An existing file at `path` is refused
@@ -121,12 +137,12 @@ typedef struct ms_tui_opts {
 	/* How to run this program again from a shell, for the merge-once
 	 * command shown after a freeze; NULL = "mergescope". */
 	const char *program;
-	/* Optional: receives the merge-once command of every freeze of the
-	 * session, one per line, in order ("" if none), when the session
-	 * ends, to print after the terminal is back; then, if some did not
-	 * fit, a line "(and N more)". */
-	char *frozen_cmd;
-	size_t frozen_cmd_n;
+	/* Optional: receives, when the session ends, the merge-once
+	 * command of every freeze of the session, one per line, in order,
+	 * each whole, to print after the terminal is back: a string the
+	 * caller frees, or NULL if there was none. A last line "(and N
+	 * more)" counts commands that found no memory. */
+	char **frozen_cmds;
 	/* Optional: breakpoints and a filter from the last session on this
 	 * fixture, offered (y/N) when the session starts. */
 	size_t offer_nbreaks;

@@ -37,6 +37,10 @@
 #define MS_VIEW_SPARK 64
 #define MS_VIEW_HIST 13
 #define MS_VIEW_TEXT 256
+#define MS_VIEW_PATH 4096 /* PATH_MAX: a whole path */
+/* A frozen merge's merge-once command: the program and the frozen
+ * directory, whole paths both, quoted for the shell, and the chain. */
+#define MS_VIEW_CMD (2 * MS_VIEW_PATH + 2 * MS_VIEW_TEXT)
 #define MS_VIEW_EVENT_LINKS 8 /* a chain's links, as events keep them */
 /* Inputs of a merge kept for its details (the finalize may have more). */
 #define MS_VIEW_EVENT_INPUTS 32
@@ -302,13 +306,11 @@ typedef struct ms_tui_ui {
 	char message[MS_VIEW_TEXT * 3];
 	char export_path[MS_VIEW_TEXT]; /* the export's file, expanded */
 	/* After a freeze: its directory and the command that replays it,
-	 * shown until the next freeze. */
-	char frozen_dir[MS_VIEW_TEXT];
-	char frozen_cmd[MS_VIEW_TEXT * 2];
-	/* Every freeze's command of the session, one per line, printed on
-	 * quit; those that did not fit are counted in frozen_lost. */
-	char frozen_all[MS_VIEW_TEXT * 2 * 8];
-	unsigned frozen_lost;
+	 * shown until the next freeze (whole: a path may be as long as the
+	 * system allows, and the program's too). A command longer still is
+	 * not cut: frozen_cmd then says that it is printed on quit. */
+	char frozen_dir[MS_VIEW_PATH];
+	char frozen_cmd[MS_VIEW_CMD];
 	bool message_is_error;
 	uint64_t event_sel; /* seq of the selected event; 0 = follow newest */
 	size_t part_sel;    /* selected inventory row */
@@ -345,6 +347,11 @@ typedef struct ms_tui_view {
 	int64_t day_end;   /* day_start + 24 h */
 	int64_t now;
 	int64_t frontier;  /* now - grace */
+	/* How far the time on screen (the status line's t and frontier,
+	 * the timeline) is past now: while the run waits at its speed for
+	 * the next publication, as far as that wait has got; 0 else. Only
+	 * to show (the run is at now). */
+	int64_t now_ahead;
 	uint64_t pub_done; /* publications done (k of N) */
 	uint64_t pub_total;
 	uint64_t merges_done;
