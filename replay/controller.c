@@ -1803,10 +1803,12 @@ phase_rss_peak(const ms_rusage *ru0, const ms_rusage *ru1,
 	return m > 0 ? (uint64_t)m : 0;
 }
 
+/* The record of a phase that began with ru0, m0 and io0 (phase_begin)
+ * and ends now; the sampler's peaks restart. */
 static void
-phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
-          const ms_rusage *ru0, const ms_mem_stats *m0, const ms_io *io0,
-          int64_t drain_ns)
+phase_fill(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
+           const ms_rusage *ru0, const ms_mem_stats *m0, const ms_io *io0,
+           int64_t drain_ns, ms_ev_phase *out)
 {
 	ms_rusage ru1;
 	ms_mem_stats m1;
@@ -1833,9 +1835,25 @@ phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
 	p.rss_anon_peak = pk.anon > 0 ? (uint64_t)pk.anon : 0;
 	p.rss_file_peak = pk.file > 0 ? (uint64_t)pk.file : 0;
 	p.rss_shmem_peak = pk.shmem > 0 ? (uint64_t)pk.shmem : 0;
+	*out = p;
+}
+
+/* Records the phase that ends now. The primary's record carries the
+ * staging's figures, and the staging row (the time before the phase,
+ * taken as it began) is recorded with it: a seek back removes the phase
+ * rows, and the re-run records both again. */
+static void
+phase_end(ms_replay *r, enum ms_ev_phase_id id, int64_t lstart,
+          const ms_rusage *ru0, const ms_mem_stats *m0, const ms_io *io0,
+          int64_t drain_ns)
+{
+	ms_ev_phase p;
+	phase_fill(r, id, lstart, ru0, m0, io0, drain_ns, &p);
 	if (id == MS_EV_PHASE_PRIMARY) {
 		p.staging_ns = r->staging_ns;
 		p.staging_fsyncs = r->staging_fsyncs;
+		if (r->has_before)
+			ms_rec_phase(r->rec, &r->before_ph, NULL);
 	}
 	ms_rec_phase(r->rec, &p, NULL);
 }
@@ -2420,6 +2438,12 @@ run_day(ms_replay *r, ms_errbuf *eb)
 	if ((rc = hold_day(r)) || (rc = wait_oracle(r, eb)))
 		return rc;
 	set_phase(r, MS_RPHASE_PRIMARY);
+	if (!r->has_before) { /* once: a re-run after the end keeps it */
+		phase_fill(r, MS_EV_PHASE_STAGING, ms_clock_now(&r->clock),
+		           &r->before_ru, &r->before_mem, &r->before_io, 0,
+		           &r->before_ph);
+		r->has_before = true;
+	}
 	r->primary_mono = ms_mono_ns();
 	phase_begin(r, &pri.ru, &pri.mem, &pri.io);
 	size_t from = r->resume_slot; /* 0, or after a seek from the end */
@@ -3479,6 +3503,10 @@ replay_start(ms_replay *r, ms_errbuf *eb)
 			               "peaks of the resident set (they read 0)",
 			               re.msg);
 	}
+	/* The figures of the time before the primary phase (the phase
+	 * table's staging row, run_day) start here, the sampler's peaks
+	 * included. */
+	phase_begin(r, &r->before_ru, &r->before_mem, &r->before_io);
 	/* The oracle beside the staging: both come before the day's clock,
 	 * which starts once the oracle has ended (run_day). */
 	if (!r->oracle_started) {

@@ -101,9 +101,10 @@ ms_ev_hist_bucket(int64_t ns)
 	return MS_EV_HIST_BUCKETS - 1;
 }
 
-static const char *const phase_names[MS_EV_PHASE_COUNT] = {
+static const char *const phase_names[MS_EV_PHASE_ROWS] = {
 	[MS_EV_PHASE_PRIMARY] = "primary",
 	[MS_EV_PHASE_COOLDOWN] = "cooldown",
+	[MS_EV_PHASE_STAGING] = "staging",
 };
 static const char *const part_what_names[MS_EV_PART_KIND_COUNT] = {
 	[MS_EV_PART_INTRODUCED] = "introduced",

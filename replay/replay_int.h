@@ -9,6 +9,7 @@
 #include "ms_envelope.h"
 #include "ms_fs.h"
 #include "ms_limits.h"
+#include "ms_rusage.h"
 #include "ms_replay.h"
 #include "ms_thread.h"
 
@@ -797,6 +798,14 @@ struct ms_replay {
 	uint64_t staging_fsyncs;
 	ms__stage_counts staged;
 	ms__rsswatch rss;
+	/* The resource figures at the run's start, from which the phase
+	 * table's `staging` row (the time before the primary phase) is
+	 * counted. */
+	ms_rusage before_ru;
+	ms_mem_stats before_mem;
+	ms_io before_io;
+	ms_ev_phase before_ph; /* that row, taken as the primary begins */
+	bool has_before;
 	int64_t t0_mono; /* run start, CLOCK_MONOTONIC */
 
 	int64_t wait_timeout_ns;

@@ -91,6 +91,7 @@ typedef struct report {
 	bool has_end;
 	bool wal_missing; /* ms_evdb_wal_missing */
 	phase_agg ph[MS_EV_PHASE_COUNT];
+	phase_agg before; /* the phase table's staging row, no merges */
 	link_agg links[MS_EV_LINKS_MAX * 2];
 	size_t nlinks;
 	ms_ev_gate *gates;
@@ -308,9 +309,12 @@ static int
 agg_phase(void *ctx, const ms_ev_phase *p)
 {
 	report *r = ctx;
-	if ((unsigned)p->phase < MS_EV_PHASE_COUNT) {
-		r->ph[p->phase].has_phase = true;
-		r->ph[p->phase].ph = *p;
+	phase_agg *a = (unsigned)p->phase < MS_EV_PHASE_COUNT ? &r->ph[p->phase]
+	               : p->phase == MS_EV_PHASE_STAGING    ? &r->before
+	                                                    : NULL;
+	if (a) {
+		a->has_phase = true;
+		a->ph = *p;
 	}
 	return 0;
 }
@@ -1046,13 +1050,19 @@ print_header(FILE *f, const report *r, const char *path)
 /* What the resource rows count, under them: a reader who counts the
  * process's syncs with strace sees the event database's as well. */
 static void
-print_phase_notes(FILE *f, const phase_agg *p, const phase_agg *c)
+print_phase_notes(FILE *f, const phase_agg *p, const phase_agg *c,
+                  const phase_agg *b)
 {
 	fprintf(f,
 	        "  (peak RSS in phase: the highest resident set while the "
 	        "phase ran: the\n   process's high-water mark when the phase "
 	        "raised it, else sampled every\n   5 ms; anon, file and shmem: "
-	        "each kind's own peak in it, sampled every 5 ms)\n");
+	        "each kind's own peak in it, sampled every 5 ms;\n   before: "
+	        "the same from the run's start, through the staging and the\n"
+	        "   oracle, to the primary phase's start)\n");
+	if (!b->has_phase)
+		fprintf(f, "  (no record of the time before the primary phase: "
+		           "its peaks read 0)\n");
 	fprintf(f, "  (fsyncs: every fsync and syncfs of the shard and its "
 	           "parts; before: the\n   shard's creation and the staging. "
 	           "The event database's own syncs,\n   SQLite's fdatasync "
@@ -1066,11 +1076,16 @@ print_phase_notes(FILE *f, const phase_agg *p, const phase_agg *c)
 static void
 print_phases(FILE *f, const report *r)
 {
-	const phase_agg *p = &r->ph[0], *c = &r->ph[1];
+	const phase_agg *p = &r->ph[0], *c = &r->ph[1], *b = &r->before;
 	fprintf(f, "\n%-30s %14s %14s\n", "resources", "primary", "cooldown");
 	row_f(f, "staging before", "s", sec(p->ph.staging_ns),
 	      sec(c->ph.staging_ns), 3);
 	row_u(f, "fsyncs before", p->ph.staging_fsyncs, c->ph.staging_fsyncs);
+	row_f(f, "peak RSS before", "MiB", mib(b->ph.rss_peak), 0, 2);
+	row_f(f, "  anon peak before", "MiB", mib(b->ph.rss_anon_peak), 0, 2);
+	row_f(f, "  file peak before", "MiB", mib(b->ph.rss_file_peak), 0, 2);
+	row_f(f, "  shmem peak before", "MiB", mib(b->ph.rss_shmem_peak), 0,
+	      2);
 	row_f(f, "wall", "s", sec(p->ph.wall_ns), sec(c->ph.wall_ns), 3);
 	row_f(f, "cpu", "s", sec(p->ph.cpu_ns), sec(c->ph.cpu_ns), 3);
 	row_f(f, "effective cores", "",
@@ -1120,7 +1135,7 @@ print_phases(FILE *f, const report *r)
 	      ratio(c->out_bytes + c->idx_out_bytes,
 	            c->in_bytes + c->idx_in_bytes),
 	      4);
-	print_phase_notes(f, p, c);
+	print_phase_notes(f, p, c, b);
 
 	fprintf(f, "\n%-30s %14s %14s\n", "merges", "primary", "cooldown");
 	row_u(f, "total", p->merges, c->merges);
@@ -1832,6 +1847,8 @@ report_json(ms_evdb *db, FILE *out, unsigned *failed, ms_errbuf *eb)
 	json_phase(f, &r.ph[0]);
 	fputs(",\"cooldown\":", f);
 	json_phase(f, &r.ph[1]);
+	fputs(",\"staging\":", f);
+	json_phase(f, &r.before);
 	fputc('}', f);
 	jkey(f, "plugins", &first);
 	json_links(f, &r);

@@ -311,6 +311,17 @@ evf_phase(ms_ev_phase *p, enum ms_ev_phase_id id)
 	p->rss_shmem_peak = pri ? (80ULL << 20) : (90ULL << 20);
 	p->staging_ns = pri ? 1250000000LL : 0;
 	p->staging_fsyncs = pri ? 3 : 0;
+	if (id == MS_EV_PHASE_STAGING) { /* the time before primary */
+		p->logical_start_ns = p->logical_end_ns = EVF_T0;
+		p->wall_ns = 1500000000LL;
+		p->cpu_ns = 1400000000LL;
+		p->drain_ns = 0;
+		p->fsyncs = 3;
+		p->rss_peak = 60ULL << 20;
+		p->rss_anon_peak = 32ULL << 20;
+		p->rss_file_peak = 12ULL << 20;
+		p->rss_shmem_peak = 16ULL << 20;
+	}
 }
 
 /* Merge m as an alwayskeep run records it: every trace its chain
@@ -447,7 +458,7 @@ evf_record_ex(const char *path, const char *variant, uint64_t n,
 			rc = ms_rec_sample(r, &sm, eb);
 		}
 	}
-	for (int ph = 0; rc == 0 && ph < MS_EV_PHASE_COUNT; ph++) {
+	for (int ph = 0; rc == 0 && ph < MS_EV_PHASE_ROWS; ph++) {
 		ms_ev_phase p;
 		evf_phase(&p, (enum ms_ev_phase_id)ph);
 		if (ph == MS_EV_PHASE_PRIMARY && primary_wall_ns)

@@ -175,7 +175,8 @@ static int
 take_phase(void *ctx, const ms_ev_phase *p)
 {
 	ms_ev_phase *ph = ctx;
-	ph[p->phase] = *p;
+	if ((unsigned)p->phase < MS_EV_PHASE_COUNT) /* not the staging row */
+		ph[p->phase] = *p;
 	return 0;
 }
 

@@ -169,7 +169,7 @@ test_roundtrip(void **state)
 	                 0);
 	assert_int_equal(samples, n / 10);
 	assert_int_equal(ms_evdb_each_phase(db, check_phase, &phases, &eb), 0);
-	assert_int_equal(phases, 2);
+	assert_int_equal(phases, MS_EV_PHASE_ROWS);
 	assert_int_equal(ms_evdb_each_gate(db, count_gate, &gates, &eb), 0);
 	assert_int_equal(gates, 2);
 	ms_evdb_close(db);

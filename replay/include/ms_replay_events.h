@@ -70,13 +70,19 @@ unsigned ms_ev_hist_bucket(int64_t ns);
 void ms_ev_link_label(const char *const *names, size_t i, char *buf, size_t n);
 
 /* Replay phases. Finalize merges belong to cooldown (their lane says
- * "finalize"). */
+ * "finalize"). MS_EV_PHASE_COUNT counts the phases merges run in;
+ * MS_EV_PHASE_STAGING is the phase table's row for the time before the
+ * primary phase (the run's start, the staging, the oracle): resource
+ * figures only, no merge is in it, and readers of the merge phases stop
+ * below MS_EV_PHASE_COUNT. */
 enum ms_ev_phase_id {
 	MS_EV_PHASE_PRIMARY = 0,
 	MS_EV_PHASE_COOLDOWN = 1,
 	MS_EV_PHASE_COUNT = 2,
+	MS_EV_PHASE_STAGING = 2,
+	MS_EV_PHASE_ROWS = 3,
 };
-/* "primary", "cooldown". */
+/* "primary", "cooldown", "staging". */
 const char *ms_ev_phase_name(enum ms_ev_phase_id p);
 /* ms_sampling_class_name / ms_sampling_reason_name, but "?" out of range. */
 const char *ms_ev_class_name(enum ms_sampling_class c);
@@ -340,7 +346,7 @@ typedef struct ms_ev_phase {
 	/* Peaks of the resident set by kind (RssAnon, RssFile, RssShmem)
 	 * sampled every 5 ms while the phase ran (version 7). */
 	uint64_t rss_anon_peak, rss_file_peak, rss_shmem_peak;
-	/* Primary only (0 in cooldown): the staging of every scheduled part
+	/* Primary only (0 in cooldown and staging): the staging of every scheduled part
 	 * into the shard before the phase, and the fsyncs the run made
 	 * before the phase (the shard's creation, the staging's syncfs). */
 	int64_t staging_ns;

@@ -61,6 +61,7 @@ struct sample {
 	double minflt;                    /* thousands of minor faults */
 	double fsyncs, pubs, staging_s, primary_s, cooldown_s;
 	double rep_anon, rep_file, rep_shmem; /* the run's own, MiB */
+	double rep_anon_before; /* before the primary phase; -1: none */
 	double merged_mib; /* the merges' input bytes, core and index */
 };
 
@@ -166,6 +167,7 @@ json_num(const char *from, const char *key, const char **at)
 static void
 parse_report(const char *json, struct sample *s)
 {
+	s->rep_anon_before = -1;
 	char *j = slurp(json);
 	if (!j)
 		return;
@@ -204,6 +206,11 @@ parse_report(const char *json, struct sample *s)
 		double y = json_num(at2, keys[i], NULL);
 		*dst[i] = x < 0 ? -1 : (x > y ? x : y) / mib;
 	}
+	/* The phases' staging row (after cooldown, which the searches
+	 * above reach first); builds before it have none. */
+	const char *sg = ph ? strstr(ph, "\"staging\":{") : NULL;
+	double sa = json_num(sg, "rss_anon_peak", NULL);
+	s->rep_anon_before = sa < 0 ? -1 : sa / mib;
 	free(j);
 }
 
@@ -511,24 +518,28 @@ print_own(struct bench *B)
 	if (!own)
 		return;
 	printf("\nthe run's own peaks per phase (larger of primary "
-	       "and cooldown), MiB\n%-8s %-8s %-6s %7s %7s %7s\n",
-	       "bin", "day", "work", "anon", "file", "shmem");
+	       "and cooldown; before: anon from the run's start to the "
+	       "primary phase), MiB\n%-8s %-8s %-6s %7s %7s %7s %7s\n",
+	       "bin", "day", "work", "anon", "file", "shmem", "before");
 	for (int b = 0; b < B->nbin; b++)
 		for (int f = 0; f < B->nfx; f++)
 			for (int w = 0; w < B->nwk; w++) {
-				double a[MAX_REPS], c[MAX_REPS], d[MAX_REPS];
+				double a[MAX_REPS], c[MAX_REPS], d[MAX_REPS],
+				        e[MAX_REPS];
 				for (int r = 0; r < B->reps; r++) {
 					struct sample *s = &B->smp[b][f][w][r];
 					a[r] = s->rep_anon;
 					c[r] = s->rep_file;
 					d[r] = s->rep_shmem;
+					e[r] = s->rep_anon_before;
 				}
-				printf("%-8s %-8s %-6s %7.1f %7.1f %7.1f\n",
+				printf("%-8s %-8s %-6s %7.1f %7.1f %7.1f %7.1f\n",
 				       B->bin[b].name, B->fx[f].name,
 				       B->wk[w].name,
 				       bench_median_d(a, B->reps),
 				       bench_median_d(c, B->reps),
-				       bench_median_d(d, B->reps));
+				       bench_median_d(d, B->reps),
+				       bench_median_d(e, B->reps));
 			}
 }
 
