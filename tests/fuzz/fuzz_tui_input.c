@@ -242,7 +242,9 @@ run_keys(const uint8_t *data, size_t size)
 	(void)ms_render_frame(&c, s.view, w, h);
 	ms_canvas_release(&c);
 	/* s.view is view_buf, kept for the next input: what
-	 * ms_session_release would free. */
+	 * ms_session_release would free. The rest of what it frees, the
+	 * session's frozen commands, is freed here. */
+	free(s.frozen_all);
 }
 
 int
